@@ -1,0 +1,10 @@
+// Package rdf holds the RDF term, triple and quad types that every layer
+// shares: the loader produces them, the dictionary interns them into IDs, the
+// result writers and the client decode IDs back into them.
+//
+// In: nothing (a leaf package with no dependencies outside the standard
+// library). Out: Term, Triple, Quad and their N-Triples spelling.
+//
+// Strings live only at the edges: inside the store, planner and executor,
+// terms are integer IDs (see graphstore).
+package rdf
