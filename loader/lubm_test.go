@@ -1,0 +1,61 @@
+package loader
+
+import (
+	"os"
+	"testing"
+
+	"github.com/wukongd/wukongd/rdf"
+)
+
+const lubmDir = "/work/shared/datasets/lubm"
+
+func needFile(t testing.TB, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("test data not available: %v", err)
+	}
+}
+
+func TestParseLUBM1NTriples(t *testing.T) {
+	path := lubmDir + "/lubm1.nt.gz"
+	needFile(t, path)
+	n := 0
+	distinct := map[rdf.Quad]struct{}{}
+	err := ParseFile(path, Options{}, func(q rdf.Quad) error {
+		n++
+		distinct[q] = struct{}{}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 100573 || len(distinct) != 100573 {
+		t.Fatalf("read %d statements, %d distinct; want 100573", n, len(distinct))
+	}
+}
+
+func BenchmarkParseNTriplesLUBM1(b *testing.B) {
+	path := lubmDir + "/lubm1.nt.gz"
+	needFile(b, path)
+	r, err := OpenFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := readAllBytes(r)
+	r.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var p ntParser
+		n := 0
+		err := p.parseChunk(data, 1, Options{}, func(q *rawQuad) error { n++; return nil })
+		if err != nil || n != 100573 {
+			b.Fatal(err, n)
+		}
+	}
+	b.ReportMetric(float64(100573*b.N)/b.Elapsed().Seconds(), "triples/s")
+}
