@@ -4,6 +4,48 @@
 // through which one node reads another node's regions one-sidedly and sends it
 // messages.
 //
-// In: keys (uint64) and sorted ID lists from graphstore. Out: the ID list for a
-// key, read locally or through a Fabric, and operation/byte counters.
+// In: keys (uint64) and sorted lists of uint64 values from graphstore. Out:
+// the list for a key, read locally (Table) or through a Fabric
+// (RemoteTable, LookupBatch), and operation/byte counters.
+//
+// # Regions
+//
+// A Region (NewRegion over a []byte, or MapFile for a read-only file
+// mapping) holds no Go pointers; its bytes are immutable once registered.
+// Regions are registered on a Fabric under (node, RegionID).
+//
+// # Tables
+//
+// TableBuilder lays out (key, sorted list) entries as a table in one
+// region; the layout (header, buckets of 8 slots of 16 bytes whose last
+// slot chains to an overflow bucket, value area) is documented bit by bit
+// in table.go. A list of one value is stored inline in its slot, so a
+// remote lookup of a single-valued key is one READ. Values are 4 or 8 bytes
+// wide per table.
+//
+// Table is the local view (lookups read the bytes directly, no error
+// path); RemoteTable is a peer's table through a Fabric: OpenRemoteTable
+// READs the header once, AppendValues READs the bucket chain and then the
+// value; LookupBatch does many keys of any peers in as few ReadBatch rounds
+// as the chains need (usually two). Absent keys give empty lists; errors
+// come only from the fabric or a damaged table (ErrCorrupt).
+//
+// Slices returned by Append* are the caller's (dst grown); nothing aliases
+// a region.
+//
+// # Fabric
+//
+// Fabric: Read/ReadBatch (one-sided), Send/Recv (receive rings), Counters.
+// Every call takes a context and returns an error; ErrNodeDown,
+// ErrNoRegion, ErrOutOfRange, ErrClosed, ErrNotLocal are the sentinels.
+// ContextWithMeter attaches a per-query Meter that is charged alongside the
+// fabric's totals.
+//
+// Loopback is the in-process fabric of N nodes; a NetModel charges
+// deterministic simulated time per round trip, per byte and per message to
+// Counters.ModelNanos (and sleeps it if asked). SetDown simulates a failed
+// node. A tcp fabric (one process per node; a node hosts shards s with
+// s mod nodes == node; its fabric goroutines answer READs from the
+// registered regions; one round trip per peer per ReadBatch) implements the
+// same interface with IsLocal true only for its own node.
 package rdmakv

@@ -1,0 +1,310 @@
+package rdmakv
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// Table layout in a region (all integers little-endian):
+//
+//	offset 0    header (HeaderSize = 64 bytes)
+//	              0  magic     [8]byte "WKKVTBL1"
+//	              8  version   uint32 (TableVersion)
+//	             12  width     uint32 bytes per stored value: 4 or 8
+//	             16  nMain     uint64 main buckets (the hash range)
+//	             24  nBuckets  uint64 main + overflow buckets
+//	             32  nKeys     uint64
+//	             40  valuesOff uint64 byte offset of the value area
+//	             48  nValues   uint64 value elements (of width bytes)
+//	             56  seed      uint64 hash seed
+//	offset 64   buckets: nBuckets × BucketSize (128) bytes; bucket b at 64+128·b.
+//	            A bucket is 8 slots of 16 bytes: key uint64, word uint64.
+//	            Slots 0..6 hold entries, filled in order (so an empty slot
+//	            ends the search). Slot 7 chains: its key field is the index
+//	            of the overflow bucket (0 = no chain; bucket 0 is a main
+//	            bucket, never an overflow target), its word is 0.
+//	valuesOff   the value area: nValues elements of width bytes; a list is
+//	            a run of sorted elements.
+//
+// The word of an entry slot:
+//
+//	0                    empty slot
+//	bit 63 = 1           inline single value: the value is word & (1<<63-1)
+//	bit 63 = 0, word ≠ 0 bits 62..36 length (27 bits), bits 35..0 element
+//	                     offset into the value area (36 bits). A length of
+//	                     lenEscape means the list is longer: its real length
+//	                     is a uint64 in the 8 bytes at the offset, and the
+//	                     elements follow those 8 bytes.
+const (
+	HeaderSize     = 64
+	SlotSize       = 16
+	SlotsPerBucket = 8
+	BucketSize     = SlotSize * SlotsPerBucket
+	// EntriesPerBucket is the number of key slots in a bucket; the last
+	// slot chains to an overflow bucket.
+	EntriesPerBucket = SlotsPerBucket - 1
+	// TableVersion is the layout version written in the header.
+	TableVersion = 1
+
+	inlineBit = uint64(1) << 63
+	offBits   = 36
+	offMask   = uint64(1)<<offBits - 1
+	lenBits   = 27
+	lenMask   = uint64(1)<<lenBits - 1
+)
+
+var tableMagic = [8]byte{'W', 'K', 'K', 'V', 'T', 'B', 'L', '1'}
+
+// lenEscape is the length field value meaning "length stored in the value
+// area"; a variable so tests can exercise the escape with short lists.
+var lenEscape = lenMask
+
+// ErrCorrupt is returned (wrapped) when a region does not hold a valid table.
+var ErrCorrupt = errors.New("corrupt table")
+
+// TableHeader is the decoded header of a table: all a reader needs to find a
+// key's bucket. A remote reader fetches it once per peer region.
+type TableHeader struct {
+	Width     uint32
+	NMain     uint64
+	NBuckets  uint64
+	NKeys     uint64
+	ValuesOff uint64
+	NValues   uint64
+	Seed      uint64
+}
+
+// Size returns the number of region bytes the table occupies.
+func (h *TableHeader) Size() uint64 { return h.ValuesOff + h.NValues*uint64(h.Width) }
+
+// BucketOffset returns the region offset of bucket b.
+func (h *TableHeader) BucketOffset(b uint64) uint64 { return HeaderSize + b*BucketSize }
+
+// Bucket returns the main bucket of key.
+func (h *TableHeader) Bucket(key uint64) uint64 {
+	hi, _ := bits.Mul64(mix64(key^h.Seed), h.NMain)
+	return hi
+}
+
+// mix64 is a 64-bit finalizer (murmur3 fmix64): every input bit affects
+// every output bit, so keys differing only in the vertex or predicate field
+// spread over all buckets.
+func mix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// ParseTableHeader decodes and validates a table header against the size of
+// the region holding it.
+func ParseTableHeader(b []byte, regionLen uint64) (TableHeader, error) {
+	var h TableHeader
+	if len(b) < HeaderSize {
+		return h, fmt.Errorf("%w: header truncated (%d bytes)", ErrCorrupt, len(b))
+	}
+	if [8]byte(b[:8]) != tableMagic {
+		return h, fmt.Errorf("%w: bad magic %q", ErrCorrupt, b[:8])
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != TableVersion {
+		return h, fmt.Errorf("%w: table version %d, this build reads %d", ErrCorrupt, v, TableVersion)
+	}
+	h.Width = binary.LittleEndian.Uint32(b[12:])
+	h.NMain = binary.LittleEndian.Uint64(b[16:])
+	h.NBuckets = binary.LittleEndian.Uint64(b[24:])
+	h.NKeys = binary.LittleEndian.Uint64(b[32:])
+	h.ValuesOff = binary.LittleEndian.Uint64(b[40:])
+	h.NValues = binary.LittleEndian.Uint64(b[48:])
+	h.Seed = binary.LittleEndian.Uint64(b[56:])
+	switch {
+	case h.Width != 4 && h.Width != 8:
+		return h, fmt.Errorf("%w: value width %d", ErrCorrupt, h.Width)
+	case h.NMain == 0 || h.NBuckets < h.NMain || h.NBuckets > (math.MaxUint64-HeaderSize)/BucketSize:
+		return h, fmt.Errorf("%w: bucket counts %d/%d", ErrCorrupt, h.NMain, h.NBuckets)
+	case h.ValuesOff != HeaderSize+h.NBuckets*BucketSize:
+		return h, fmt.Errorf("%w: value area at %d", ErrCorrupt, h.ValuesOff)
+	case h.NValues > (math.MaxUint64-h.ValuesOff)/8 || h.Size() > regionLen:
+		return h, fmt.Errorf("%w: table of %d values does not fit the region of %d bytes", ErrCorrupt, h.NValues, regionLen)
+	case h.NKeys > h.NBuckets*EntriesPerBucket:
+		return h, fmt.Errorf("%w: %d keys in %d buckets", ErrCorrupt, h.NKeys, h.NBuckets)
+	}
+	return h, nil
+}
+
+func (h *TableHeader) encode(b []byte) {
+	copy(b, tableMagic[:])
+	binary.LittleEndian.PutUint32(b[8:], TableVersion)
+	binary.LittleEndian.PutUint32(b[12:], h.Width)
+	binary.LittleEndian.PutUint64(b[16:], h.NMain)
+	binary.LittleEndian.PutUint64(b[24:], h.NBuckets)
+	binary.LittleEndian.PutUint64(b[32:], h.NKeys)
+	binary.LittleEndian.PutUint64(b[40:], h.ValuesOff)
+	binary.LittleEndian.PutUint64(b[48:], h.NValues)
+	binary.LittleEndian.PutUint64(b[56:], h.Seed)
+}
+
+// slotResult is what searching one bucket found.
+type slotResult uint8
+
+const (
+	slotAbsent slotResult = iota // the key is not in the table
+	slotFound                    // word holds the entry
+	slotChain                    // continue in bucket next
+)
+
+// searchBucket looks for key in one bucket's bytes.
+func searchBucket(bucket []byte, key uint64) (word uint64, next uint64, r slotResult) {
+	_ = bucket[BucketSize-1]
+	for i := 0; i < EntriesPerBucket; i++ {
+		w := binary.LittleEndian.Uint64(bucket[i*SlotSize+8:])
+		if w == 0 {
+			return 0, 0, slotAbsent
+		}
+		if binary.LittleEndian.Uint64(bucket[i*SlotSize:]) == key {
+			return w, 0, slotFound
+		}
+	}
+	next = binary.LittleEndian.Uint64(bucket[EntriesPerBucket*SlotSize:])
+	if next == 0 {
+		return 0, 0, slotAbsent
+	}
+	return 0, next, slotChain
+}
+
+// valueRef is a decoded non-inline entry word.
+type valueRef struct {
+	off     uint64 // element offset
+	n       uint64 // length, or 0 if escaped (read the length first)
+	escaped bool
+}
+
+func decodeWord(w uint64) (inline bool, v uint64, ref valueRef) {
+	if w&inlineBit != 0 {
+		return true, w &^ inlineBit, ref
+	}
+	n := w >> offBits & lenMask
+	ref = valueRef{off: w & offMask, n: n}
+	if n == lenEscape {
+		ref.n, ref.escaped = 0, true
+	}
+	return false, 0, ref
+}
+
+// appendDecoded appends the n values of width bytes in raw to dst.
+func appendDecoded(dst []uint64, raw []byte, width uint32) []uint64 {
+	if width == 4 {
+		n := len(raw) / 4
+		for i := 0; i < n; i++ {
+			dst = append(dst, uint64(binary.LittleEndian.Uint32(raw[4*i:])))
+		}
+		return dst
+	}
+	n := len(raw) / 8
+	for i := 0; i < n; i++ {
+		dst = append(dst, binary.LittleEndian.Uint64(raw[8*i:]))
+	}
+	return dst
+}
+
+// Table is a local, read-only view of a table in a region: lookups read the
+// region's bytes directly. It is safe for concurrent use.
+type Table struct {
+	h   TableHeader
+	buf []byte
+}
+
+// OpenTable validates the table at the start of r and returns a view of it.
+func OpenTable(r *Region) (*Table, error) {
+	b := r.Bytes()
+	h, err := ParseTableHeader(b, uint64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	return &Table{h: h, buf: b[:h.Size()]}, nil
+}
+
+// Header returns the table's header.
+func (t *Table) Header() TableHeader { return t.h }
+
+// Len returns the number of keys.
+func (t *Table) Len() int { return int(t.h.NKeys) }
+
+// Lookup reports whether key is present and the length of its list.
+func (t *Table) Lookup(key uint64) (n int, ok bool) {
+	w, ok := t.find(key)
+	if !ok {
+		return 0, false
+	}
+	inline, _, ref := decodeWord(w)
+	if inline {
+		return 1, true
+	}
+	_, n, ok = t.resolve(ref)
+	return n, ok
+}
+
+// AppendValues appends key's sorted list to dst and returns it; an absent
+// key appends nothing. The table's bytes are not retained in dst.
+func (t *Table) AppendValues(dst []uint64, key uint64) []uint64 {
+	w, ok := t.find(key)
+	if !ok {
+		return dst
+	}
+	inline, v, ref := decodeWord(w)
+	if inline {
+		return append(dst, v)
+	}
+	start, n, ok := t.resolve(ref)
+	if !ok {
+		return dst
+	}
+	return appendDecoded(dst, t.buf[start:start+uint64(n)*uint64(t.h.Width)], t.h.Width)
+}
+
+// find returns the entry word of key. A chain longer than the number of
+// buckets (only possible in a damaged region) ends the search.
+func (t *Table) find(key uint64) (uint64, bool) {
+	b := t.h.Bucket(key)
+	for hops := uint64(0); hops <= t.h.NBuckets; hops++ {
+		if b >= t.h.NBuckets {
+			return 0, false
+		}
+		off := t.h.BucketOffset(b)
+		w, next, r := searchBucket(t.buf[off:off+BucketSize], key)
+		switch r {
+		case slotFound:
+			return w, true
+		case slotAbsent:
+			return 0, false
+		}
+		b = next
+	}
+	return 0, false
+}
+
+// resolve returns the byte offset and length of a non-inline list, checking
+// bounds (false for an entry pointing outside the value area).
+func (t *Table) resolve(ref valueRef) (start uint64, n int, ok bool) {
+	w := uint64(t.h.Width)
+	if ref.off > t.h.NValues {
+		return 0, 0, false
+	}
+	start = t.h.ValuesOff + ref.off*w
+	cnt := ref.n
+	if ref.escaped {
+		if start+8 > uint64(len(t.buf)) {
+			return 0, 0, false
+		}
+		cnt = binary.LittleEndian.Uint64(t.buf[start:])
+		start += 8
+	}
+	if cnt > (uint64(len(t.buf))-start)/w {
+		return 0, 0, false
+	}
+	return start, int(cnt), true
+}
