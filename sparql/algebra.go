@@ -536,7 +536,7 @@ type DeleteData struct {
 // blank-node terms, fresh per solution.
 type Modify struct {
 	Pos
-	With      string   // "" when absent
+	With      string // "" when absent
 	Delete    []QuadPattern
 	Insert    []QuadPattern
 	Using     *Dataset // nil when no USING clause
