@@ -2,6 +2,8 @@ package loader
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/wukongd/wukongd/rdf"
@@ -58,4 +60,40 @@ func BenchmarkParseNTriplesLUBM1(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(100573*b.N)/b.Elapsed().Seconds(), "triples/s")
+}
+
+// The 15 RDF/XML files of UBA give exactly the triples of lubm1.nt.gz when
+// the empty IRI resolves against file:///<name>, as the conversion did.
+func TestParseUBARDFXMLMatchesNTriples(t *testing.T) {
+	nt := lubmDir + "/lubm1.nt.gz"
+	needFile(t, nt)
+	want := map[rdf.Quad]bool{}
+	if err := ParseFile(nt, Options{}, func(q rdf.Quad) error { want[q] = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(lubmDir + "/uba-1/*.owl.gz")
+	if len(files) != 15 {
+		t.Skipf("want the 15 UBA files, found %d", len(files))
+	}
+	got := map[rdf.Quad]bool{}
+	statements := 0
+	for _, f := range files {
+		base := "file:///" + strings.TrimSuffix(filepath.Base(f), ".gz")
+		err := ParseFile(f, Options{Base: base}, func(q rdf.Quad) error {
+			statements++
+			got[q] = true
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if statements != 103104 || len(got) != 100573 {
+		t.Fatalf("read %d statements, %d distinct; want 103104 and 100573", statements, len(got))
+	}
+	for q := range want {
+		if !got[q] {
+			t.Fatalf("missing %v", q)
+		}
+	}
 }

@@ -164,3 +164,7 @@ func TestW3CTurtle(t *testing.T) {
 func TestW3CTriG(t *testing.T) {
 	runSuite(t, "rdf-trig", suiteBase+"rdf-trig/", TriG, NQuads)
 }
+
+func TestW3CRDFXML(t *testing.T) {
+	runSuite(t, "rdf-xml", suiteBase+"rdf-xml/", RDFXML, NTriples)
+}
