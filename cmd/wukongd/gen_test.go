@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/wukongd/wukongd/datasets"
+)
+
+func TestGenLUBM(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "lubm1.nt")
+	zipped := filepath.Join(dir, "lubm1.nt.gz")
+	for _, out := range []string{plain, zipped} {
+		if got := run([]string{"gen", "lubm", "--univ", "1", "--seed", "5", "--quiet", "--out", out}); got != 0 {
+			t.Fatalf("gen --out %s: exit status %d", out, got)
+		}
+	}
+	var want bytes.Buffer
+	if _, err := datasets.GenerateLUBM(&want, datasets.LUBMConfig{Universities: 1, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Error("gen lubm output differs from datasets.GenerateLUBM")
+	}
+	f, err := os.Open(zipped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unzipped, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(unzipped, want.Bytes()) {
+		t.Error("gen lubm .gz output does not decompress to the plain output")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+func TestGenErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"gen"},
+		{"gen", "dbpedia", "--out", "-"},
+		{"gen", "lubm", "--univ", "1"},
+		{"gen", "lubm", "--univ", "0", "--out", "-"},
+		{"gen", "lubm", "--out", filepath.Join(t.TempDir(), "no", "such", "dir.nt")},
+		{"gen", "lubm", "--out", "-", "extra"},
+	} {
+		if got := run(args); got != 1 {
+			t.Errorf("run(%q) = %d, want 1", args, got)
+		}
+	}
+	if got := run([]string{"gen", "lubm", "--help"}); got != 0 {
+		t.Errorf("gen lubm --help: exit status %d", got)
+	}
+}
