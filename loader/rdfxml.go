@@ -94,7 +94,7 @@ func parseRDFXML(r io.Reader, opts Options, emit func(rdf.Quad) error) (err erro
 			if !ok {
 				panic(r)
 			}
-			err = &SyntaxError{File: opts.Name, Line: f.line, Col: f.col, Msg: f.msg}
+			err = &SyntaxError{File: opts.Name, Line: max(f.line, 1), Col: max(f.col, 1), Msg: f.msg}
 			if opts.OnError != nil {
 				// RDF/XML cannot resynchronise: the rest of the document is skipped.
 				err = opts.OnError(err.(*SyntaxError))
