@@ -1,8 +1,79 @@
-// Package graphstore is the RDF graph store: the dictionary (term <-> ID), the
-// 64-bit key (vertex, predicate, direction), shards partitioned by vertex,
-// index vertices, planner statistics, the builder from ID triples to shards,
-// and snapshots on disk.
+// Package graphstore is the RDF graph store: the dictionary (term <-> ID),
+// the 64-bit key (vertex, predicate, direction), shards partitioned by
+// vertex, index vertices, planner statistics, the builder from triples to
+// shards, and snapshots on disk.
 //
-// In: rdf terms and triples from the loader. Out: ID lists per key (through
-// rdmakv), statistics for the planner, and terms for result output.
+// In: rdf.Triple batches from the loader (Builder.AddTriples, safe from many
+// goroutines). Out: a *Store: sorted ID lists per key (local or through an
+// rdmakv.Fabric), statistics for the planner, and terms for result output.
+//
+// # IDs and keys
+//
+// ID is a uint64. 0 is never a term. Predicates and classes (objects of
+// rdf:type) get IDs 1..Dict.NumPredicatesAndClasses() (below 2^23);
+// rdf:type is always TypeID = 1. Every other term gets an ID from
+// FirstVertexID = 2^23 up. Terms first seen as plain vertices and later as
+// predicates or classes still end in the low range: the builder hands out
+// provisional numbers and renumbers once, at Build.
+//
+// Key packs (vertex 40 bits, predicate 23 bits, direction 1 bit); key.go
+// lays out every bit. IndexVertex (0) in the vertex field and
+// AllPredicates (0) in the predicate field name the index keys:
+//
+//	(v, p, Out)          objects of v via p     (on Owner(v))
+//	(v, p, In)           subjects of v via p    (on Owner(v)); never for p = rdf:type
+//	(v, rdf:type, Out)   the classes of v
+//	(v, AllPredicates, d) the predicates of v's d-edges (rdf:type included for Out)
+//	(0, p, Out)          local subjects having p (on every shard, its own vertices)
+//	(0, p, In)           local objects of p
+//	(0, c, In)           local instances of class c (the type index)
+//	(0, AllPredicates, d) the predicates having a local d-edge
+//
+// Every distinct triple (s p o) is stored once as (s,p,Out)→o on Owner(s)
+// and once as (o,p,In)→s on Owner(o) (except rdf:type, see above).
+// Caveat: an ID that is both a predicate and a class (OWL punning) shares
+// (0, id, In) between its objects and its instances (the union is stored);
+// an engine scanning it as a type index must check (v, rdf:type, Out).
+//
+// # Dictionary
+//
+// Dict.Lookup(term) → (ID, ok) (unknown query constants give ok = false),
+// Dict.Term(id) → rdf.Term (strings copied), Dict.AppendNTriples(dst, id)
+// (no allocation for terms that need no escaping), Len, IsPredicateOrClass,
+// IsPredicate, IsClass, TypeID, MaxID. Terms are kept exactly as written
+// ("01"^^xsd:integer stays "01"). Storage is one string arena in ID order,
+// an offset table and an open-addressing hash table of entry indexes
+// (fixed hash, so the table maps straight from a snapshot).
+//
+// # Building
+//
+// NewBuilder(shards); AddTriples(batch) from any goroutines (each batch
+// takes each of 16 dictionary stripe locks once); Counters() (read,
+// duplicates, distinct, terms); Build() → *Store. Build renumbers the
+// terms, partitions edges by owner (parallel), sorts and deduplicates each
+// shard, lays out its rdmakv table and collects Stats (parallel over
+// shards). A named graph is one more Builder/Store.
+//
+// # Store and ShardView
+//
+// Store: NumShards, Owner(v), NodeOf(shard) (= shard mod Nodes), Dict, Stats,
+// Fabric, Counters, LocalShards, Shard(i) → *ShardView (nil if shard i is
+// not in this process), Close. A built store uses a loopback fabric with
+// one node per shard, so every lookup of another shard's key goes through
+// the fabric as it would over RDMA.
+//
+// ShardView is the engine's view from one shard: AppendEdges(ctx, dst, v,
+// p, d) (local region, or READ bucket chain then READ value), the batched
+// AppendEdgesBatch(ctx, keys, dst, ends) (one fabric ReadBatch per round for
+// all remote keys), AppendIndex(dst, p, d) and AppendPredicates(dst, d) for
+// the shard's local index vertices, IsLocal(v). Append* return dst grown;
+// nothing returned aliases the store. Absent keys append nothing; only the
+// fabric returns errors.
+//
+// # Statistics
+//
+// Stats: distinct triples, terms, subjects, objects, average predicates
+// per vertex (OutPredicates/Subjects), per predicate (triples, distinct
+// subjects and objects), per class (instances), per (class, predicate,
+// dir) fan-out (instances having the edge, edges), triples per shard.
 package graphstore

@@ -1,0 +1,472 @@
+package graphstore
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/rdmakv"
+)
+
+// BuildCounters are a builder's counts.
+type BuildCounters struct {
+	Read       uint64 // triples added
+	Duplicates uint64 // triples dropped as repeats (known after Build)
+	Distinct   uint64 // distinct triples stored (known after Build)
+	Terms      uint64 // distinct terms interned so far
+}
+
+// Builder turns triples into a Store. AddTriples may be called from many
+// goroutines at once; Build is called once, after every AddTriples has
+// returned.
+type Builder struct {
+	shards  int
+	stripes [stripeCount]stripe
+	annots  annotTable
+	typeTN  uint32
+
+	mu     sync.Mutex
+	chunks [][]uint32 // provisional triples: s, p, o tns
+	built  bool
+
+	read       atomic.Uint64
+	dups, dist atomic.Uint64
+	scratch    sync.Pool
+}
+
+// NewBuilder returns a builder of a store with shards shards.
+func NewBuilder(shards int) (*Builder, error) {
+	if shards < 1 || shards > 1<<16 {
+		return nil, fmt.Errorf("cannot build a store of %d shards", shards)
+	}
+	b := &Builder{shards: shards}
+	b.annots.idx = map[string]uint32{}
+	b.typeTN = b.internOne(rdf.NewIRI(rdf.RDFType), rolePredicate)
+	b.scratch.New = func() any { return new(termScratch) }
+	return b, nil
+}
+
+// AddTriples interns and adds a batch. The batch is not retained. It is
+// safe for concurrent use; batches of a few thousand triples amortize the
+// locking.
+func (b *Builder) AddTriples(batch []rdf.Triple) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	sc := b.scratch.Get().(*termScratch)
+	defer b.scratch.Put(sc)
+	tns, err := b.internBatch(batch, sc)
+	if err != nil {
+		return fmt.Errorf("cannot add triples: %w", err)
+	}
+	chunk := slices.Clone(tns)
+	b.mu.Lock()
+	if b.built {
+		b.mu.Unlock()
+		return fmt.Errorf("cannot add triples: the store was already built")
+	}
+	b.chunks = append(b.chunks, chunk)
+	b.mu.Unlock()
+	b.read.Add(uint64(len(batch)))
+	return nil
+}
+
+// Counters returns the counts so far.
+func (b *Builder) Counters() BuildCounters {
+	var terms uint64
+	for s := range b.stripes {
+		st := &b.stripes[s]
+		st.mu.Lock()
+		terms += uint64(len(st.offs))
+		st.mu.Unlock()
+	}
+	return BuildCounters{Read: b.read.Load(), Duplicates: b.dups.Load(), Distinct: b.dist.Load(), Terms: terms}
+}
+
+// rec is one edge of a shard: key (v, p, dir) and the neighbour.
+type rec struct {
+	k Key
+	v ID
+}
+
+func cmpRec(a, b rec) int {
+	if c := cmp.Compare(a.k, b.k); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.v, b.v)
+}
+
+// ownerOf returns the shard of vertex v among n shards.
+func ownerOf(v ID, n int) int {
+	hi, _ := mulHi(mixID(uint64(v)), uint64(n))
+	return int(hi)
+}
+
+// Build renumbers the terms, partitions the triples, and builds every
+// shard's table and the statistics. The store uses a loopback fabric of
+// one node per shard; see Store.
+func (b *Builder) Build() (*Store, error) {
+	b.mu.Lock()
+	if b.built {
+		b.mu.Unlock()
+		return nil, fmt.Errorf("cannot build: already built")
+	}
+	b.built = true
+	chunks := b.chunks
+	b.chunks = nil
+	b.mu.Unlock()
+
+	dict, remap, err := b.buildDict()
+	if err != nil {
+		return nil, fmt.Errorf("cannot build the dictionary: %w", err)
+	}
+	// Free the stripes: the dictionary has its own copy.
+	for s := range b.stripes {
+		b.stripes[s] = stripe{}
+	}
+	outs, ins := b.partition(chunks, &remap)
+	chunks = nil
+	width := 8
+	if dict.MaxID() <= math.MaxUint32 {
+		width = 4
+	}
+	tables := make([][]byte, b.shards)
+	parts := make([]*shardStats, b.shards)
+	errs := make([]error, b.shards)
+	var dups, dist atomic.Uint64
+	parallel(b.shards, func(i int) {
+		out := concat(outs, i)
+		in := concat(ins, i)
+		for w := range outs {
+			outs[w][i], ins[w][i] = nil, nil
+		}
+		tables[i], parts[i], errs[i] = buildShard(out, in, width, &dups, &dist)
+	})
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("cannot build shard %d: %w", i, err)
+		}
+	}
+	b.dups.Store(dups.Load())
+	b.dist.Store(dist.Load())
+	stats := mergeStats(parts, uint64(dict.Len()))
+	regions := make([]*rdmakv.Region, b.shards)
+	for i, t := range tables {
+		regions[i] = rdmakv.NewRegion(t)
+	}
+	return newStore(dict, stats, regions, nil, nil)
+}
+
+// partition maps provisional triples to IDs and splits them into per
+// worker, per shard out- and in-edge lists.
+func (b *Builder) partition(chunks [][]uint32, remap *[stripeCount][]ID) (outs, ins [][][]rec) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers > len(chunks) {
+		workers = max(1, len(chunks))
+	}
+	outs = make([][][]rec, workers)
+	ins = make([][][]rec, workers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	n := b.shards
+	for w := 0; w < workers; w++ {
+		outs[w] = make([][]rec, n)
+		ins[w] = make([][]rec, n)
+		wg.Add(1)
+		go func(out, in [][]rec) {
+			defer wg.Done()
+			id := func(tn uint32) ID { return remap[tn&(stripeCount-1)][tn>>stripeBits] }
+			for {
+				c := int(next.Add(1)) - 1
+				if c >= len(chunks) {
+					return
+				}
+				ch := chunks[c]
+				for j := 0; j+2 < len(ch); j += 3 {
+					s, p, o := id(ch[j]), id(ch[j+1]), id(ch[j+2])
+					so := ownerOf(s, n)
+					out[so] = append(out[so], rec{MakeKey(s, p, Out), o})
+					if p != TypeID {
+						oo := ownerOf(o, n)
+						in[oo] = append(in[oo], rec{MakeKey(o, p, In), s})
+					}
+				}
+				chunks[c] = nil
+			}
+		}(outs[w], ins[w])
+	}
+	wg.Wait()
+	return outs, ins
+}
+
+func concat(parts [][][]rec, shard int) []rec {
+	n := 0
+	for _, p := range parts {
+		n += len(p[shard])
+	}
+	if len(parts) == 1 {
+		return parts[0][shard]
+	}
+	r := make([]rec, 0, n)
+	for _, p := range parts {
+		r = append(r, p[shard]...)
+	}
+	return r
+}
+
+// parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines.
+func parallel(n int, fn func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// dedup removes adjacent repeats from sorted recs.
+func dedup(r []rec) ([]rec, uint64) {
+	if len(r) == 0 {
+		return r, 0
+	}
+	w := 1
+	for i := 1; i < len(r); i++ {
+		if r[i] != r[w-1] {
+			r[w] = r[i]
+			w++
+		}
+	}
+	return r[:w], uint64(len(r) - w)
+}
+
+// idLists collects sorted ID lists per predicate or class ID.
+type idLists struct {
+	dense  [][]uint64 // indexed by ID when IDs are small
+	sparse map[ID][]uint64
+}
+
+func newIDLists() *idLists { return &idLists{dense: make([][]uint64, 1024), sparse: map[ID][]uint64{}} }
+
+func (l *idLists) add(k ID, v ID) {
+	if int(k) < len(l.dense) {
+		l.dense[k] = append(l.dense[k], uint64(v))
+		return
+	}
+	l.sparse[k] = append(l.sparse[k], uint64(v))
+}
+
+// each calls fn for every non-empty list in ascending ID order.
+func (l *idLists) each(fn func(k ID, vals []uint64) error) error {
+	for k, v := range l.dense {
+		if len(v) > 0 {
+			if err := fn(ID(k), v); err != nil {
+				return err
+			}
+		}
+	}
+	keys := make([]ID, 0, len(l.sparse))
+	for k := range l.sparse {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := fn(k, l.sparse[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildShard sorts and deduplicates a shard's edges and lays out its table:
+// the edge lists, the index vertices and the per-vertex predicate lists.
+func buildShard(out, in []rec, width int, dups, dist *atomic.Uint64) ([]byte, *shardStats, error) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		slices.SortFunc(in, cmpRec)
+	}()
+	slices.SortFunc(out, cmpRec)
+	wg.Wait()
+	out, d := dedup(out)
+	in, _ = dedup(in)
+	dups.Add(d)
+	dist.Add(uint64(len(out)))
+
+	st := newShardStats()
+	st.triples = uint64(len(out))
+	tb, err := rdmakv.NewTableBuilder(rdmakv.TableOptions{Width: width, Keys: len(out)/2 + len(in)/2 + 1024})
+	if err != nil {
+		return nil, nil, err
+	}
+	var vals, preds []uint64
+	idxOut, idxIn, typeIdx := newIDLists(), newIDLists(), newIDLists()
+
+	// Out-edges, grouped by (s, p); rdf:type (ID 1) is the first group of
+	// each subject, so its classes are known for the fan-out statistics.
+	var types []uint64
+	curS, haveS, typed := ID(0), false, false
+	flushS := func() error {
+		if !haveS {
+			return nil
+		}
+		st.subjects++
+		st.outPreds += uint64(len(preds))
+		if !typed {
+			st.untyped++
+		}
+		return tb.Add(uint64(MakeKey(curS, AllPredicates, Out)), preds)
+	}
+	for i := 0; i < len(out); {
+		k := out[i].k
+		vals = vals[:0]
+		for ; i < len(out) && out[i].k == k; i++ {
+			vals = append(vals, uint64(out[i].v))
+		}
+		s, p := k.Vertex(), k.Pred()
+		if !haveS || s != curS {
+			if err := flushS(); err != nil {
+				return nil, nil, err
+			}
+			curS, haveS, typed = s, true, false
+			preds, types = preds[:0], types[:0]
+		}
+		if err := tb.Add(uint64(k), vals); err != nil {
+			return nil, nil, err
+		}
+		preds = append(preds, uint64(p))
+		idxOut.add(p, s)
+		ps := st.pred(p)
+		ps.Triples += uint64(len(vals))
+		ps.Subjects++
+		if p == TypeID {
+			typed = true
+			types = append(types, vals...)
+			for _, c := range vals {
+				typeIdx.add(ID(c), s)
+				st.classes[ID(c)]++
+			}
+			continue
+		}
+		for _, c := range types {
+			x := st.classPred(ID(c), p, Out)
+			x.Vertices++
+			x.Edges += uint64(len(vals))
+		}
+	}
+	if err := flushS(); err != nil {
+		return nil, nil, err
+	}
+
+	// In-edges, grouped by (o, p). The types of o are in this shard's
+	// out-edges (the shard owns o): a cursor walks them in step.
+	cur := 0
+	curO, haveO := ID(0), false
+	flushO := func() error {
+		if !haveO {
+			return nil
+		}
+		st.objects++
+		st.inPreds += uint64(len(preds))
+		return tb.Add(uint64(MakeKey(curO, AllPredicates, In)), preds)
+	}
+	for i := 0; i < len(in); {
+		k := in[i].k
+		vals = vals[:0]
+		for ; i < len(in) && in[i].k == k; i++ {
+			vals = append(vals, uint64(in[i].v))
+		}
+		o, p := k.Vertex(), k.Pred()
+		if !haveO || o != curO {
+			if err := flushO(); err != nil {
+				return nil, nil, err
+			}
+			curO, haveO = o, true
+			preds, types = preds[:0], types[:0]
+			tk := MakeKey(o, TypeID, Out)
+			for cur < len(out) && out[cur].k < tk {
+				cur++
+			}
+			for j := cur; j < len(out) && out[j].k == tk; j++ {
+				types = append(types, uint64(out[j].v))
+			}
+		}
+		if err := tb.Add(uint64(k), vals); err != nil {
+			return nil, nil, err
+		}
+		preds = append(preds, uint64(p))
+		idxIn.add(p, o)
+		st.pred(p).Objects++
+		for _, c := range types {
+			x := st.classPred(ID(c), p, In)
+			x.Vertices++
+			x.Edges += uint64(len(vals))
+		}
+	}
+	if err := flushO(); err != nil {
+		return nil, nil, err
+	}
+
+	// Index vertices. An ID that is both a predicate and a class shares
+	// (0, id, In) between its objects and its instances: the lists are
+	// merged (see doc.go).
+	var allOut, allIn []uint64
+	if err := idxOut.each(func(p ID, v []uint64) error {
+		allOut = append(allOut, uint64(p))
+		return tb.Add(uint64(MakeKey(IndexVertex, p, Out)), v)
+	}); err != nil {
+		return nil, nil, err
+	}
+	merged := map[ID][]uint64{}
+	if err := idxIn.each(func(p ID, v []uint64) error {
+		allIn = append(allIn, uint64(p))
+		merged[p] = v
+		return nil
+	}); err != nil {
+		return nil, nil, err
+	}
+	if err := typeIdx.each(func(c ID, v []uint64) error {
+		if m, ok := merged[c]; ok {
+			u := append(slices.Clone(m), v...)
+			slices.Sort(u)
+			merged[c] = slices.Compact(u)
+			return nil
+		}
+		merged[c] = v
+		return nil
+	}); err != nil {
+		return nil, nil, err
+	}
+	for k, v := range merged {
+		if err := tb.Add(uint64(MakeKey(IndexVertex, k, In)), v); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := tb.Add(uint64(MakeKey(IndexVertex, AllPredicates, Out)), allOut); err != nil {
+		return nil, nil, err
+	}
+	if err := tb.Add(uint64(MakeKey(IndexVertex, AllPredicates, In)), allIn); err != nil {
+		return nil, nil, err
+	}
+	buf, err := tb.Build()
+	if err != nil {
+		return nil, nil, err
+	}
+	return buf, st, nil
+}

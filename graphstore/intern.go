@@ -1,0 +1,316 @@
+package graphstore
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/wukongd/wukongd/rdf"
+)
+
+// Interning while building. Terms are spread over stripeCount stripes by
+// hash, each with its own lock, arena and open-addressing table, so that
+// goroutines feeding the builder rarely contend; a batch takes each stripe's
+// lock once. A term's provisional number (tn) is local index << stripeBits
+// | stripe; Build renumbers tns into final IDs (predicates and classes into
+// the low range, whatever order they were first seen in).
+const (
+	stripeBits  = 4
+	stripeCount = 1 << stripeBits
+	maxLocal    = 1<<(32-stripeBits) - 1
+)
+
+type stripe struct {
+	mu     sync.Mutex
+	arena  []byte
+	offs   []uint64 // start of entry i
+	hashes []uint64 // hash of entry i
+	roles  []byte   // role bits of entry i
+	table  []uint32 // local index + 1; power-of-two size
+}
+
+// intern returns the local index of the term, adding it if new.
+func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byte) (uint32, error) {
+	if 2*(len(s.offs)+1) > len(s.table) {
+		s.grow()
+	}
+	mask := uint64(len(s.table) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := s.table[i]
+		if e == 0 {
+			idx := len(s.offs)
+			if idx > maxLocal {
+				return 0, fmt.Errorf("dictionary full: more than %d terms in a stripe", maxLocal)
+			}
+			s.offs = append(s.offs, uint64(len(s.arena)))
+			s.arena = appendEntry(s.arena, kind, code, value)
+			s.hashes = append(s.hashes, h)
+			s.roles = append(s.roles, role)
+			s.table[i] = uint32(idx + 1)
+			return uint32(idx), nil
+		}
+		idx := e - 1
+		if s.hashes[idx] == h && entryMatches(s.arena[s.offs[idx]:], kind, code, value) {
+			s.roles[idx] |= role
+			return idx, nil
+		}
+	}
+}
+
+func (s *stripe) grow() {
+	size := 2 * len(s.table)
+	if size < 1024 {
+		size = 1024
+	}
+	t := make([]uint32, size)
+	mask := uint64(size - 1)
+	for idx, h := range s.hashes {
+		i := h & mask
+		for t[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t[i] = uint32(idx + 1)
+	}
+	s.table = t
+}
+
+func (s *stripe) entry(idx uint32) []byte {
+	end := uint64(len(s.arena))
+	if int(idx)+1 < len(s.offs) {
+		end = s.offs[idx+1]
+	}
+	return s.arena[s.offs[idx]:end]
+}
+
+// annotTable interns datatype IRIs and language tags.
+type annotTable struct {
+	mu     sync.RWMutex
+	annots []annot
+	idx    map[string]uint32
+}
+
+func (a *annotTable) code(t *rdf.Term) uint32 {
+	var lang bool
+	var s string
+	switch {
+	case t.Lang != "":
+		lang, s = true, t.Lang
+	case t.Datatype != "" && t.Datatype != rdf.XSDString:
+		s = t.Datatype
+	default:
+		return 0
+	}
+	k := annotKey(lang, s)
+	a.mu.RLock()
+	c, ok := a.idx[k]
+	a.mu.RUnlock()
+	if ok {
+		return c
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c, ok := a.idx[k]; ok {
+		return c
+	}
+	a.annots = append(a.annots, annot{lang: lang, s: s})
+	c = uint32(len(a.annots))
+	a.idx[k] = c
+	return c
+}
+
+// termScratch is the per-batch work of interning.
+type termScratch struct {
+	hashes []uint64
+	codes  []uint32
+	order  []uint32 // term positions grouped by stripe
+	tns    []uint32
+}
+
+// internBatch interns the 3·len(batch) terms of batch into tns (in triple
+// order: s, p, o).
+func (b *Builder) internBatch(batch []rdf.Triple, sc *termScratch) ([]uint32, error) {
+	n := 3 * len(batch)
+	sc.hashes = grow(sc.hashes, n)
+	sc.codes = grow(sc.codes, n)
+	sc.order = grow(sc.order, n)
+	sc.tns = grow(sc.tns, n)
+	var counts [stripeCount + 1]int
+	for i := range batch {
+		t := &batch[i]
+		for j, term := range [3]*rdf.Term{&t.S, &t.P, &t.O} {
+			if term.Kind != rdf.KindIRI && term.Kind != rdf.KindBlank && term.Kind != rdf.KindLiteral {
+				return nil, fmt.Errorf("triple %d of the batch: term %d is not an RDF term", i, j)
+			}
+			pos := 3*i + j
+			var code uint32
+			if term.Kind == rdf.KindLiteral {
+				code = b.annots.code(term)
+			}
+			h := hashTerm(byte(term.Kind), code, term.Value)
+			sc.hashes[pos], sc.codes[pos] = h, code
+			counts[h>>(64-stripeBits)+1]++
+		}
+		if t.P.Kind != rdf.KindIRI {
+			return nil, fmt.Errorf("triple %d of the batch: predicate %s is not an IRI", i, t.P)
+		}
+	}
+	for s := 1; s <= stripeCount; s++ {
+		counts[s] += counts[s-1]
+	}
+	starts := counts
+	for pos := 0; pos < n; pos++ {
+		s := sc.hashes[pos] >> (64 - stripeBits)
+		sc.order[counts[s]] = uint32(pos)
+		counts[s]++
+	}
+	for s := 0; s < stripeCount; s++ {
+		lo, hi := starts[s], starts[s+1]
+		if lo == hi {
+			continue
+		}
+		st := &b.stripes[s]
+		st.mu.Lock()
+		for _, pos := range sc.order[lo:hi] {
+			t := &batch[pos/3]
+			var term *rdf.Term
+			var role byte
+			switch pos % 3 {
+			case 0:
+				term = &t.S
+			case 1:
+				term, role = &t.P, rolePredicate
+			default:
+				term = &t.O
+				if t.P.Value == rdf.RDFType {
+					role = roleClass
+				}
+			}
+			local, err := st.intern(sc.hashes[pos], byte(term.Kind), sc.codes[pos], term.Value, role)
+			if err != nil {
+				st.mu.Unlock()
+				return nil, err
+			}
+			sc.tns[pos] = local<<stripeBits | uint32(s)
+		}
+		st.mu.Unlock()
+	}
+	return sc.tns[:n], nil
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// internOne interns a single term (used for rdf:type at start).
+func (b *Builder) internOne(t rdf.Term, role byte) uint32 {
+	var code uint32
+	if t.Kind == rdf.KindLiteral {
+		code = b.annots.code(&t)
+	}
+	h := hashTerm(byte(t.Kind), code, t.Value)
+	s := h >> (64 - stripeBits)
+	st := &b.stripes[s]
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	local, err := st.intern(h, byte(t.Kind), code, t.Value, role)
+	if err != nil {
+		panic("BUG: interning into an empty stripe failed: " + err.Error())
+	}
+	return local<<stripeBits | uint32(s)
+}
+
+// buildDict renumbers the stripes' terms into final IDs and lays out the
+// final dictionary. It returns the dictionary and, per stripe, the final ID
+// of each local index.
+func (b *Builder) buildDict() (*Dict, [stripeCount][]ID, error) {
+	var remap [stripeCount][]ID
+	var npc, n uint64
+	for s := range b.stripes {
+		st := &b.stripes[s]
+		n += uint64(len(st.offs))
+		for _, r := range st.roles {
+			if r != 0 {
+				npc++
+			}
+		}
+	}
+	if npc > uint64(MaxPredicate) {
+		return nil, remap, fmt.Errorf("%d predicates and classes: more than the key's %d", npc, MaxPredicate)
+	}
+	if n-npc > uint64(MaxID-FirstVertexID+1) {
+		return nil, remap, fmt.Errorf("%d terms: more than the key's vertex field holds", n)
+	}
+	if n >= 1<<32-1 {
+		return nil, remap, fmt.Errorf("%d terms: the dictionary holds at most 2^32-2", n)
+	}
+	// rdf:type first, then the other predicates/classes, then vertices,
+	// each in stripe order.
+	typeS, typeL := b.typeTN&(stripeCount-1), b.typeTN>>stripeBits
+	order := make([]uint32, n) // final index -> tn
+	nextPC, nextV := uint64(1), npc
+	order[0] = b.typeTN
+	for s := range b.stripes {
+		st := &b.stripes[s]
+		rm := make([]ID, len(st.offs))
+		for l, r := range st.roles {
+			var idx uint64
+			switch {
+			case uint32(s) == typeS && uint32(l) == typeL:
+				idx = 0
+			case r != 0:
+				idx = nextPC
+				nextPC++
+			default:
+				idx = nextV
+				nextV++
+			}
+			order[idx] = uint32(l)<<stripeBits | uint32(s)
+			if idx < npc {
+				rm[l] = ID(idx + 1)
+			} else {
+				rm[l] = FirstVertexID + ID(idx-npc)
+			}
+		}
+		remap[s] = rm
+	}
+	var arenaLen uint64
+	for s := range b.stripes {
+		arenaLen += uint64(len(b.stripes[s].arena))
+	}
+	size := uint64(1024)
+	for size < 2*n {
+		size *= 2
+	}
+	d := &Dict{
+		arena: make([]byte, 0, arenaLen),
+		offs:  make([]byte, 8*(n+1)),
+		table: make([]byte, 4*size),
+		roles: make([]byte, npc),
+		mask:  size - 1,
+		n:     n,
+		npc:   npc,
+	}
+	for idx, tn := range order {
+		st := &b.stripes[tn&(stripeCount-1)]
+		l := tn >> stripeBits
+		binary.LittleEndian.PutUint64(d.offs[8*idx:], uint64(len(d.arena)))
+		d.arena = append(d.arena, st.entry(l)...)
+		if uint64(idx) < npc {
+			d.roles[idx] = st.roles[l]
+		}
+		h := st.hashes[l]
+		i := h & d.mask
+		for binary.LittleEndian.Uint32(d.table[4*i:]) != 0 {
+			i = (i + 1) & d.mask
+		}
+		binary.LittleEndian.PutUint32(d.table[4*i:], uint32(idx+1))
+	}
+	binary.LittleEndian.PutUint64(d.offs[8*n:], uint64(len(d.arena)))
+	b.annots.mu.RLock()
+	d.annots, d.annIdx = newDictAnnots(append([]annot(nil), b.annots.annots...))
+	b.annots.mu.RUnlock()
+	return d, remap, nil
+}

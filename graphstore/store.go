@@ -1,0 +1,288 @@
+package graphstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/wukongd/wukongd/rdmakv"
+)
+
+// Store is a built or opened graph store: the dictionary, the statistics
+// and the shards. A shard's table lives in one registered region of node
+// shard mod Nodes(); this process holds the tables of its local shards and
+// reads the others through the fabric. It is safe for concurrent use.
+type Store struct {
+	dict      *Dict
+	stats     *Stats
+	n         int
+	fabric    rdmakv.Fabric
+	ownFabric bool
+	regions   []*rdmakv.Region // nil: not local
+	tables    []*rdmakv.Table
+	views     []*ShardView
+	remoteMu  sync.Mutex
+	remote    []*rdmakv.RemoteTable
+	closeOnce sync.Once
+}
+
+// newStore assembles a store. regions[i] is nil for a shard that is not
+// local. A nil fabric means a new loopback fabric with one node per shard.
+func newStore(dict *Dict, stats *Stats, regions []*rdmakv.Region, fabric rdmakv.Fabric, _ []func() error) (*Store, error) {
+	s := &Store{dict: dict, stats: stats, n: len(regions), fabric: fabric, regions: regions,
+		tables: make([]*rdmakv.Table, len(regions)), views: make([]*ShardView, len(regions)),
+		remote: make([]*rdmakv.RemoteTable, len(regions))}
+	if s.fabric == nil {
+		s.fabric = rdmakv.NewLoopback(len(regions), rdmakv.LoopbackOptions{})
+		s.ownFabric = true
+	}
+	for i, r := range regions {
+		if r == nil {
+			continue
+		}
+		node := s.NodeOf(i)
+		if !s.fabric.IsLocal(node) {
+			return nil, fmt.Errorf("shard %d belongs to node %d, which is not local to this fabric", i, node)
+		}
+		t, err := rdmakv.OpenTable(r)
+		if err != nil {
+			return nil, fmt.Errorf("shard %d: %w", i, err)
+		}
+		if err := s.fabric.Register(node, rdmakv.RegionID(i), r); err != nil {
+			return nil, fmt.Errorf("cannot register shard %d: %w", i, err)
+		}
+		s.tables[i] = t
+		s.views[i] = &ShardView{s: s, id: i, node: node, table: t}
+	}
+	return s, nil
+}
+
+// NumShards returns the number of shards.
+func (s *Store) NumShards() int { return s.n }
+
+// Nodes returns the number of nodes of the fabric.
+func (s *Store) Nodes() int { return s.fabric.Nodes() }
+
+// NodeOf returns the node hosting shard i: i mod Nodes().
+func (s *Store) NodeOf(shard int) rdmakv.NodeID { return rdmakv.NodeID(shard % s.fabric.Nodes()) }
+
+// Owner returns the shard owning vertex v (a hash of v modulo the number of
+// shards). The index vertex is on every shard; Owner(IndexVertex) is
+// meaningless.
+func (s *Store) Owner(v ID) int { return ownerOf(v, s.n) }
+
+// Dict returns the dictionary.
+func (s *Store) Dict() *Dict { return s.dict }
+
+// Stats returns the planner statistics. They must not be modified.
+func (s *Store) Stats() *Stats { return s.stats }
+
+// Fabric returns the fabric the store reads remote shards through.
+func (s *Store) Fabric() rdmakv.Fabric { return s.fabric }
+
+// Counters returns the fabric's counters.
+func (s *Store) Counters() rdmakv.Counters { return s.fabric.Counters() }
+
+// LocalShards returns the shards whose tables this process holds.
+func (s *Store) LocalShards() []int {
+	var r []int
+	for i, t := range s.tables {
+		if t != nil {
+			r = append(r, i)
+		}
+	}
+	return r
+}
+
+// Shard returns the view of local shard i, or nil if it is not local.
+func (s *Store) Shard(i int) *ShardView {
+	if i < 0 || i >= s.n {
+		return nil
+	}
+	return s.views[i]
+}
+
+// ShardBytes returns the size of local shard i's region (0 if not local).
+func (s *Store) ShardBytes(i int) int {
+	if s.regions[i] == nil {
+		return 0
+	}
+	return s.regions[i].Len()
+}
+
+// Close releases the regions (unmapping snapshot files) and a fabric the
+// store created itself. Views and slices of the store must not be used
+// afterwards; IDs and decoded terms stay valid.
+func (s *Store) Close() error {
+	var errs []error
+	s.closeOnce.Do(func() {
+		if s.ownFabric {
+			errs = append(errs, s.fabric.Close())
+		}
+		for _, r := range s.regions {
+			if r != nil {
+				errs = append(errs, r.Close())
+			}
+		}
+		if s.dict != nil && s.dict.region != nil {
+			errs = append(errs, s.dict.region.Close())
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// remoteTable returns the view of shard j's table through the fabric,
+// reading its header on first use.
+func (s *Store) remoteTable(ctx context.Context, from rdmakv.NodeID, j int) (*rdmakv.RemoteTable, error) {
+	s.remoteMu.Lock()
+	rt := s.remote[j]
+	s.remoteMu.Unlock()
+	if rt != nil {
+		return rt, nil
+	}
+	rt, err := rdmakv.OpenRemoteTable(ctx, s.fabric, from, s.NodeOf(j), rdmakv.RegionID(j))
+	if err != nil {
+		return nil, fmt.Errorf("shard %d: %w", j, err)
+	}
+	s.remoteMu.Lock()
+	if s.remote[j] == nil {
+		s.remote[j] = rt
+	}
+	rt = s.remote[j]
+	s.remoteMu.Unlock()
+	return rt, nil
+}
+
+// ShardView is the store as seen by an engine running on one local shard:
+// keys owned by a shard of the same node are read from its region
+// directly, others through the fabric (READ bucket chain, READ value).
+//
+// Append* methods append to dst and return it (grown as append does);
+// nothing returned aliases the store, so results stay valid after Close.
+// Absent keys append nothing; errors come only from the fabric.
+type ShardView struct {
+	s     *Store
+	id    int
+	node  rdmakv.NodeID
+	table *rdmakv.Table
+}
+
+// ID returns the shard number.
+func (v *ShardView) ID() int { return v.id }
+
+// Node returns the node hosting the shard.
+func (v *ShardView) Node() rdmakv.NodeID { return v.node }
+
+// Store returns the store.
+func (v *ShardView) Store() *Store { return v.s }
+
+// IsLocal reports whether the edges of vertex vtx can be read without the
+// fabric from this shard (it or a shard of the same node owns vtx).
+func (v *ShardView) IsLocal(vtx ID) bool {
+	if vtx == IndexVertex {
+		return true
+	}
+	o := v.s.Owner(vtx)
+	return o == v.id || (v.s.NodeOf(o) == v.node && v.s.tables[o] != nil)
+}
+
+func asU64(s []ID) []uint64 {
+	if cap(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(s))), cap(s))[:len(s)]
+}
+
+func asIDs(s []uint64) []ID {
+	if cap(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*ID)(unsafe.Pointer(unsafe.SliceData(s))), cap(s))[:len(s)]
+}
+
+// AppendEdges appends the sorted neighbour list of (vtx, p, d) to dst.
+// vtx = IndexVertex reads this shard's index; p = AllPredicates the
+// predicates of vtx.
+func (v *ShardView) AppendEdges(ctx context.Context, dst []ID, vtx, p ID, d Dir) ([]ID, error) {
+	k := MakeKey(vtx, p, d)
+	if vtx == IndexVertex {
+		return asIDs(v.table.AppendValues(asU64(dst), uint64(k))), nil
+	}
+	o := v.s.Owner(vtx)
+	if o == v.id {
+		return asIDs(v.table.AppendValues(asU64(dst), uint64(k))), nil
+	}
+	if v.s.NodeOf(o) == v.node && v.s.tables[o] != nil {
+		return asIDs(v.s.tables[o].AppendValues(asU64(dst), uint64(k))), nil
+	}
+	rt, err := v.s.remoteTable(ctx, v.node, o)
+	if err != nil {
+		return dst, err
+	}
+	r, err := rt.AppendValues(ctx, v.node, asU64(dst), uint64(k))
+	if err != nil {
+		return dst, fmt.Errorf("cannot read %v from shard %d: %w", k, o, err)
+	}
+	return asIDs(r), nil
+}
+
+// AppendIndex appends this shard's index vertex (IndexVertex, p, d): for
+// d = Out the local subjects having p, for d = In the local objects of p,
+// or, for a class p, its local instances.
+func (v *ShardView) AppendIndex(dst []ID, p ID, d Dir) []ID {
+	return asIDs(v.table.AppendValues(asU64(dst), uint64(MakeKey(IndexVertex, p, d))))
+}
+
+// AppendPredicates appends the predicates having a local d-edge
+// (rdf:type included for Out).
+func (v *ShardView) AppendPredicates(dst []ID, d Dir) []ID {
+	return v.AppendIndex(dst, AllPredicates, d)
+}
+
+// AppendEdgesBatch appends the lists of all keys to dst in order and sets
+// ends[i] to the end of key i's list in dst (its start is ends[i-1], or
+// len(dst) on entry). Keys read through the fabric go in one batched
+// lookup: usually one ReadBatch round for the buckets and one for the
+// values, each one round trip per peer. ends is reused if it has room.
+func (v *ShardView) AppendEdgesBatch(ctx context.Context, keys []Key, dst []ID, ends []int) ([]ID, []int, error) {
+	ends = ends[:0]
+	var lookups []rdmakv.Lookup
+	var remoteAt []int
+	for i, k := range keys {
+		if !v.IsLocal(k.Vertex()) {
+			rt, err := v.s.remoteTable(ctx, v.node, v.s.Owner(k.Vertex()))
+			if err != nil {
+				return dst, ends, err
+			}
+			lookups = append(lookups, rdmakv.Lookup{Table: rt, Key: uint64(k)})
+			remoteAt = append(remoteAt, i)
+		}
+	}
+	var rvals []uint64
+	var rends []int
+	if len(lookups) > 0 {
+		var err error
+		rvals, rends, err = rdmakv.LookupBatch(ctx, v.s.fabric, v.node, lookups, nil, nil)
+		if err != nil {
+			return dst, ends, fmt.Errorf("cannot read %d keys through the fabric: %w", len(lookups), err)
+		}
+	}
+	ri, rstart := 0, 0
+	for i, k := range keys {
+		if ri < len(remoteAt) && remoteAt[ri] == i {
+			dst = append(dst, asIDs(rvals[rstart:rends[ri]])...)
+			rstart = rends[ri]
+			ri++
+		} else {
+			t := v.table
+			if vtx := k.Vertex(); vtx != IndexVertex {
+				t = v.s.tables[v.s.Owner(vtx)]
+			}
+			dst = asIDs(t.AppendValues(asU64(dst), uint64(k)))
+		}
+		ends = append(ends, len(dst))
+	}
+	return dst, ends, nil
+}
