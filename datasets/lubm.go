@@ -65,7 +65,7 @@ func GenerateLUBM(w io.Writer, cfg LUBMConfig) (int64, error) {
 		case b := <-free:
 			return b[:0]
 		default:
-			return make([]byte, 0, 16<<20)
+			return make([]byte, 0, 32<<20) // a university is 15-28 MB of text
 		}
 	}
 	putBuf := func(b []byte) {

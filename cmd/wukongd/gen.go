@@ -89,8 +89,24 @@ func runGen(args []string) error {
 }
 
 // writeFileAtomic calls write with a temporary file next to path and renames
-// it to path when write and the close succeed; otherwise it removes it.
+// it to path when write and the close succeed; otherwise it removes it. A
+// path that exists and is not a regular file (/dev/null, a named pipe) is
+// written in place, never replaced.
 func writeFileAtomic(path string, write func(io.Writer) (int64, error)) (int64, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		if fi.IsDir() {
+			return 0, fmt.Errorf("cannot write %s: is a directory", path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return 0, fmt.Errorf("cannot open %s: %w", path, err)
+		}
+		n, err := write(f)
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("cannot write %s: %w", path, cerr)
+		}
+		return n, err
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return 0, fmt.Errorf("cannot create %s: %w", path, err)

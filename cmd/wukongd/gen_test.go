@@ -53,6 +53,22 @@ func TestGenLUBM(t *testing.T) {
 	}
 }
 
+// TestGenSpecialFile checks that a device is written in place, not replaced
+// by a renamed temporary file.
+func TestGenSpecialFile(t *testing.T) {
+	before, err := os.Stat(os.DevNull)
+	if err != nil || before.Mode().IsRegular() {
+		t.Skipf("no device at %s", os.DevNull)
+	}
+	if got := run([]string{"gen", "lubm", "--quiet", "--out", os.DevNull}); got != 0 {
+		t.Fatalf("gen --out %s: exit status %d", os.DevNull, got)
+	}
+	after, err := os.Stat(os.DevNull)
+	if err != nil || !os.SameFile(before, after) || after.Mode() != before.Mode() {
+		t.Fatalf("%s was replaced: %v, %v", os.DevNull, after, err)
+	}
+}
+
 func TestGenErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"gen"},
@@ -61,6 +77,7 @@ func TestGenErrors(t *testing.T) {
 		{"gen", "lubm", "--univ", "0", "--out", "-"},
 		{"gen", "lubm", "--out", filepath.Join(t.TempDir(), "no", "such", "dir.nt")},
 		{"gen", "lubm", "--out", "-", "extra"},
+		{"gen", "lubm", "--out", t.TempDir()},
 	} {
 		if got := run(args); got != 1 {
 			t.Errorf("run(%q) = %d, want 1", args, got)
