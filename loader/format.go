@@ -224,12 +224,20 @@ func (r *fileReader) Close() error {
 
 // OpenFile opens path for reading, decompressing it when it ends in ".gz"
 // (or starts with the gzip magic bytes).
-func OpenFile(path string) (io.ReadCloser, error) {
+func OpenFile(path string) (io.ReadCloser, error) { return openCounted(path, nil) }
+
+// openCounted is OpenFile that adds the bytes read from the file (before
+// decompression) to count, when count is not nil.
+func openCounted(path string, count *atomic.Int64) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open %s: %w", path, err)
 	}
-	br := bufio.NewReaderSize(f, 1<<16)
+	var raw io.Reader = f
+	if count != nil {
+		raw = countingReader{f, count}
+	}
+	br := bufio.NewReaderSize(raw, 1<<16)
 	magic, _ := br.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		gz, err := gzip.NewReader(br)

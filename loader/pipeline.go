@@ -1,0 +1,494 @@
+package loader
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/rdf"
+)
+
+// Input is one RDF document to load.
+type Input struct {
+	Name   string // for errors and logs
+	Format Format
+	Base   string // base IRI; FileBase(path) for files
+	Size   int64  // bytes as stored (compressed), 0 if unknown
+	// Open returns the document's content, decompressed.
+	Open func() (io.ReadCloser, error)
+
+	path string // set for files: the load counts their stored bytes
+}
+
+// ExpandInputs turns command-line arguments (files, directories searched
+// recursively for files of a known RDF extension, or glob patterns) into
+// inputs, in a stable order.
+func ExpandInputs(args []string) ([]Input, error) {
+	var paths []string
+	seen := map[string]bool{}
+	addFile := func(p string, explicit bool) error {
+		if seen[p] {
+			return nil
+		}
+		if _, ok := FormatForPath(p); !ok {
+			if explicit {
+				return fmt.Errorf("cannot load %s: unknown RDF format (use .nt, .nq, .ttl, .trig, .rdf, .owl or .xml, optionally .gz)", p)
+			}
+			return nil
+		}
+		seen[p] = true
+		paths = append(paths, p)
+		return nil
+	}
+	for _, arg := range args {
+		matches := []string{arg}
+		if strings.ContainsAny(arg, "*?[") {
+			m, err := filepath.Glob(arg)
+			if err != nil {
+				return nil, fmt.Errorf("bad pattern %q: %w", arg, err)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("no file matches %q", arg)
+			}
+			matches = m
+		}
+		for _, m := range matches {
+			st, err := os.Stat(m)
+			if err != nil {
+				return nil, fmt.Errorf("cannot load %s: %w", m, err)
+			}
+			if !st.IsDir() {
+				if err := addFile(m, true); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			var found []string
+			err = filepath.WalkDir(m, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if !d.IsDir() {
+					found = append(found, p)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("cannot read directory %s: %w", m, err)
+			}
+			sort.Strings(found)
+			for _, p := range found {
+				_ = addFile(p, false)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return nil, errors.New("no RDF files to load")
+	}
+	inputs := make([]Input, len(paths))
+	for i, p := range paths {
+		f, _ := FormatForPath(p)
+		var size int64
+		if st, err := os.Stat(p); err == nil {
+			size = st.Size()
+		}
+		inputs[i] = Input{Name: p, Format: f, Base: FileBase(p), Size: size, path: p,
+			Open: func() (io.ReadCloser, error) { return OpenFile(p) }}
+	}
+	return inputs, nil
+}
+
+// BuildOptions controls BuildStore.
+type BuildOptions struct {
+	Shards      int  // shards of the store (default 1)
+	Workers     int  // parser goroutines (default GOMAXPROCS)
+	SkipInvalid bool // skip bad statements instead of failing
+	// Progress, when set, is called about every 200 ms from one goroutine
+	// with the running counts.
+	Progress func(Progress)
+}
+
+// Progress is the state of a running load.
+type Progress struct {
+	Triples    uint64 // statements parsed
+	Bytes      int64  // input bytes read (as stored, i.e. compressed)
+	TotalBytes int64  // sum of the input sizes (0 if unknown)
+}
+
+// Summary reports a finished load.
+type Summary struct {
+	Files      int
+	Triples    uint64 // statements read (default graph and named graphs)
+	Duplicates uint64 // repeated triples dropped
+	Distinct   uint64 // distinct triples stored
+	Terms      uint64 // distinct terms
+	Shards     int
+	// NamedGraphQuads counts statements in named graphs: the store has no
+	// named graphs yet, so they were read but not loaded.
+	NamedGraphQuads uint64
+	Skipped         uint64   // bad statements skipped (SkipInvalid)
+	FirstErrors     []string // the first few of them
+	SnapshotBytes   int64    // size of the published snapshot (Load only)
+	Seconds         float64
+}
+
+// BytesPerTriple is the snapshot size per distinct triple.
+func (s Summary) BytesPerTriple() float64 {
+	if s.Distinct == 0 {
+		return 0
+	}
+	return float64(s.SnapshotBytes) / float64(s.Distinct)
+}
+
+const (
+	batchSize      = 4096
+	ntChunkSize    = 4 << 20
+	maxFirstErrors = 5
+)
+
+// job is a unit of parsing work: a chunk of lines of an N-Triples/N-Quads
+// file, or a whole document of another format.
+type job struct {
+	in        *Input
+	chunk     []byte
+	firstLine int
+	prefix    string
+}
+
+type loadState struct {
+	b     *graphstore.Builder
+	opts  BuildOptions
+	read  atomic.Uint64
+	named atomic.Uint64
+	skip  atomic.Uint64
+	bytes atomic.Int64
+
+	mu       sync.Mutex
+	firstErr []string
+	free     chan []byte
+}
+
+func (st *loadState) onError(se *SyntaxError) error {
+	if !st.opts.SkipInvalid {
+		return se
+	}
+	st.skip.Add(1)
+	st.mu.Lock()
+	if len(st.firstErr) < maxFirstErrors {
+		st.firstErr = append(st.firstErr, se.Error())
+	}
+	st.mu.Unlock()
+	return nil
+}
+
+// BuildStore parses inputs in parallel (across files, and across chunks of
+// N-Triples/N-Quads files) and builds an in-memory store. Blank nodes are
+// scoped per input. Without SkipInvalid the first syntax error (a
+// *SyntaxError, file:line:col) stops the build.
+func BuildStore(ctx context.Context, inputs []Input, opts BuildOptions) (*graphstore.Store, Summary, error) {
+	start := time.Now()
+	if opts.Shards < 1 {
+		opts.Shards = 1
+	}
+	if opts.Workers < 1 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	b, err := graphstore.NewBuilder(opts.Shards)
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	st := &loadState{b: b, opts: opts, free: make(chan []byte, 2*opts.Workers+2)}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	jobs := make(chan job, opts.Workers)
+	var wg sync.WaitGroup
+	for w := 0; w < opts.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wk := newWorker(st)
+			for j := range jobs {
+				if ctx.Err() != nil {
+					continue
+				}
+				if err := wk.run(j); err != nil {
+					cancel(err)
+				}
+			}
+		}()
+	}
+	var total int64
+	for _, in := range inputs {
+		total += in.Size
+	}
+	stopProgress := make(chan struct{})
+	progressDone := make(chan struct{})
+	go func() {
+		defer close(progressDone)
+		if opts.Progress == nil {
+			return
+		}
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopProgress:
+				return
+			case <-t.C:
+				opts.Progress(Progress{Triples: st.read.Load(), Bytes: st.bytes.Load(), TotalBytes: total})
+			}
+		}
+	}()
+	feedErr := st.feed(ctx, inputs, jobs)
+	close(jobs)
+	wg.Wait()
+	close(stopProgress)
+	<-progressDone
+	if feedErr != nil && context.Cause(ctx) == nil {
+		cancel(feedErr)
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, Summary{}, err
+	}
+	if opts.Progress != nil {
+		opts.Progress(Progress{Triples: st.read.Load(), Bytes: total, TotalBytes: total})
+	}
+	store, err := b.Build()
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	c := b.Counters()
+	sum := Summary{
+		Files:           len(inputs),
+		Triples:         st.read.Load(),
+		Duplicates:      c.Duplicates,
+		Distinct:        c.Distinct,
+		Terms:           uint64(store.Dict().Len()),
+		Shards:          opts.Shards,
+		NamedGraphQuads: st.named.Load(),
+		Skipped:         st.skip.Load(),
+		FirstErrors:     st.firstErr,
+		Seconds:         time.Since(start).Seconds(),
+	}
+	return store, sum, nil
+}
+
+// feed sends the parsing jobs. N-Triples and N-Quads files are cut into
+// chunks at line boundaries so that several workers parse one big file.
+func (st *loadState) feed(ctx context.Context, inputs []Input, jobs chan<- job) error {
+	for i := range inputs {
+		in := &inputs[i]
+		if ctx.Err() != nil {
+			return nil
+		}
+		if in.Format != NTriples && in.Format != NQuads {
+			select {
+			case jobs <- job{in: in}:
+			case <-ctx.Done():
+				return nil
+			}
+			continue
+		}
+		rc, err := st.open(in)
+		if err != nil {
+			return err
+		}
+		prefix := NewBlankPrefix()
+		err = st.chunks(ctx, in, rc, prefix, jobs)
+		rc.Close()
+		if err != nil {
+			return fmt.Errorf("cannot read %s: %w", in.Name, err)
+		}
+	}
+	return nil
+}
+
+func (st *loadState) chunks(ctx context.Context, in *Input, r io.Reader, prefix string, jobs chan<- job) error {
+	var carry []byte
+	line := 1
+	for {
+		var buf []byte
+		select {
+		case buf = <-st.free:
+		default:
+			buf = make([]byte, ntChunkSize)
+		}
+		n := copy(buf, carry)
+		for n == len(buf) { // a line longer than the chunk
+			nb := make([]byte, 2*len(buf))
+			copy(nb, buf)
+			buf = nb
+		}
+		m, err := io.ReadFull(r, buf[n:])
+		n += m
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			return err
+		}
+		cut := n
+		if !eof {
+			if i := lastNewline(buf[:n]); i >= 0 {
+				cut = i + 1
+			} else {
+				carry = append(carry[:0], buf[:n]...)
+				continue
+			}
+		}
+		carry = append(carry[:0], buf[cut:n]...)
+		chunk := buf[:cut]
+		select {
+		case jobs <- job{in: in, chunk: chunk, firstLine: line, prefix: prefix}:
+		case <-ctx.Done():
+			return nil
+		}
+		line += countNewlines(chunk)
+		if eof {
+			return nil
+		}
+	}
+}
+
+// worker parses jobs and feeds the builder in batches.
+type worker struct {
+	st    *loadState
+	batch []rdf.Triple
+	cache map[string]string
+	nt    ntParser
+}
+
+const workerCacheMax = 1 << 16
+
+func newWorker(st *loadState) *worker {
+	return &worker{st: st, batch: make([]rdf.Triple, 0, batchSize), cache: make(map[string]string, 1024)}
+}
+
+// str returns b as a string, reusing an earlier allocation for repeated
+// values (predicates, classes, and subjects of consecutive lines).
+func (w *worker) str(b []byte) string {
+	if s, ok := w.cache[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(w.cache) >= workerCacheMax {
+		clear(w.cache)
+	}
+	w.cache[s] = s
+	return s
+}
+
+func (w *worker) term(t *rawTerm, prefix string) rdf.Term {
+	switch t.kind {
+	case rdf.KindIRI:
+		return rdf.Term{Kind: rdf.KindIRI, Value: w.str(t.val)}
+	case rdf.KindBlank:
+		return rdf.Term{Kind: rdf.KindBlank, Value: userBlank(prefix, t.val)}
+	case rdf.KindLiteral:
+		lt := rdf.Term{Kind: rdf.KindLiteral, Value: w.str(t.val)}
+		if t.lang != nil {
+			lt.Lang = lowerASCII(t.lang)
+		} else if t.dt != nil && string(t.dt) != rdf.XSDString {
+			lt.Datatype = w.str(t.dt)
+		}
+		return lt
+	}
+	return rdf.Term{}
+}
+
+func (w *worker) add(q rdf.Quad) error {
+	w.st.read.Add(1)
+	if !q.G.IsZero() {
+		w.st.named.Add(1)
+		return nil
+	}
+	w.batch = append(w.batch, rdf.Triple{S: q.S, P: q.P, O: q.O})
+	if len(w.batch) == batchSize {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *worker) flush() error {
+	if len(w.batch) == 0 {
+		return nil
+	}
+	err := w.st.b.AddTriples(w.batch)
+	clear(w.batch)
+	w.batch = w.batch[:0]
+	return err
+}
+
+func (w *worker) run(j job) error {
+	opts := Options{Name: j.in.Name, Base: j.in.Base, BlankPrefix: j.prefix, OnError: w.st.onError}
+	var err error
+	if j.chunk != nil {
+		w.nt.quads = j.in.Format == NQuads
+		err = w.nt.parseChunk(j.chunk, j.firstLine, opts, func(q *rawQuad) error {
+			if q.g.kind != rdf.KindNone {
+				w.st.read.Add(1)
+				w.st.named.Add(1)
+				return nil
+			}
+			w.batch = append(w.batch, rdf.Triple{S: w.term(&q.s, j.prefix), P: w.term(&q.p, j.prefix), O: w.term(&q.o, j.prefix)})
+			if len(w.batch) == batchSize {
+				w.st.read.Add(uint64(len(w.batch)))
+				return w.flush()
+			}
+			return nil
+		})
+		w.st.read.Add(uint64(len(w.batch)))
+		select {
+		case w.st.free <- j.chunk[:cap(j.chunk)]:
+		default:
+		}
+	} else {
+		var rc io.ReadCloser
+		rc, err = w.st.open(j.in)
+		if err == nil {
+			err = Parse(rc, j.in.Format, opts, w.add)
+			rc.Close()
+			if j.in.path == "" {
+				w.st.bytes.Add(j.in.Size)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return w.flush()
+}
+
+func lastNewline(b []byte) int { return bytes.LastIndexByte(b, '\n') }
+
+func countNewlines(b []byte) int { return bytes.Count(b, []byte{'\n'}) }
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// open opens an input, counting the stored bytes read into st.bytes.
+func (st *loadState) open(in *Input) (io.ReadCloser, error) {
+	if in.path == "" {
+		return in.Open()
+	}
+	return openCounted(in.path, &st.bytes)
+}
