@@ -286,3 +286,18 @@ func (v *ShardView) AppendEdgesBatch(ctx context.Context, keys []Key, dst []ID, 
 	}
 	return dst, ends, nil
 }
+
+// SizeBytes returns the bytes of the dictionary's tables (arena, offsets,
+// hash table, roles).
+func (d *Dict) SizeBytes() int { return len(d.arena) + len(d.offs) + len(d.table) + len(d.roles) }
+
+// RegionBytes returns the total size of the local shards' regions.
+func (s *Store) RegionBytes() int {
+	n := 0
+	for _, r := range s.regions {
+		if r != nil {
+			n += r.Len()
+		}
+	}
+	return n
+}

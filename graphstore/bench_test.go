@@ -1,0 +1,161 @@
+package graphstore_test
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/loader"
+	"github.com/wukongd/wukongd/rdf"
+)
+
+var lubmCache = map[string][]rdf.Triple{}
+
+// lubm returns the triples of a LUBM N-Triples file, parsed once.
+func lubm(b *testing.B, name string) []rdf.Triple {
+	path := "/work/shared/datasets/lubm/" + name
+	if ts, ok := lubmCache[path]; ok {
+		return ts
+	}
+	if _, err := os.Stat(path); err != nil {
+		b.Skipf("LUBM data not available: %v", err)
+	}
+	var ts []rdf.Triple
+	err := loader.ParseFile(path, loader.Options{}, func(q rdf.Quad) error {
+		ts = append(ts, q.Triple())
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lubmCache[path] = ts
+	return ts
+}
+
+// build feeds ts into a builder from GOMAXPROCS goroutines in batches.
+func build(b *testing.B, ts []rdf.Triple, shards int) *graphstore.Store {
+	bl, err := graphstore.NewBuilder(shards)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const batch = 4096
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w * batch; i < len(ts); i += workers * batch {
+				if err := bl.AddTriples(ts[i:min(i+batch, len(ts))]); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	st, err := bl.Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st
+}
+
+func benchBuild(b *testing.B, file string, shards int) {
+	ts := lubm(b, file)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var st *graphstore.Store
+	for b.Loop() {
+		if st != nil {
+			st.Close()
+		}
+		st = build(b, ts, shards)
+	}
+	b.StopTimer()
+	n := float64(len(ts))
+	b.ReportMetric(n*float64(b.N)/b.Elapsed().Seconds(), "triples/s")
+	b.ReportMetric(float64(st.RegionBytes())/n, "store-B/triple")
+	b.ReportMetric(float64(st.Dict().SizeBytes())/n, "dict-B/triple")
+	st.Close()
+}
+
+func BenchmarkBuildLUBM1(b *testing.B)  { benchBuild(b, "lubm1.nt.gz", 4) }
+func BenchmarkBuildLUBM10(b *testing.B) { benchBuild(b, "lubm10.nt.gz", 4) }
+
+// lookupSetup returns a store of LUBM-1 on 4 shards and the (s, p, Out)
+// keys of its triples, split into those local to shard 0 and the rest.
+func lookupSetup(b *testing.B) (*graphstore.Store, []graphstore.Key, []graphstore.Key) {
+	ts := lubm(b, "lubm1.nt.gz")
+	st := build(b, ts, 4)
+	d := st.Dict()
+	var local, remote []graphstore.Key
+	for _, t := range ts {
+		s, _ := d.Lookup(t.S)
+		p, _ := d.Lookup(t.P)
+		k := graphstore.MakeKey(s, p, graphstore.Out)
+		if st.Owner(s) == 0 {
+			local = append(local, k)
+		} else {
+			remote = append(remote, k)
+		}
+	}
+	return st, local, remote
+}
+
+func benchLookup(b *testing.B, remote bool) {
+	st, lk, rk := lookupSetup(b)
+	defer st.Close()
+	keys := lk
+	if remote {
+		keys = rk
+	}
+	v := st.Shard(0)
+	ctx := context.Background()
+	var dst []graphstore.ID
+	b.ReportAllocs()
+	b.ResetTimer()
+	c0 := st.Counters()
+	i := 0
+	for b.Loop() {
+		k := keys[i%len(keys)]
+		i++
+		var err error
+		dst, err = v.AppendEdges(ctx, dst[:0], k.Vertex(), k.Pred(), k.Dir())
+		if err != nil || len(dst) == 0 {
+			b.Fatalf("lookup of %v: %v %v", k, dst, err)
+		}
+	}
+	b.StopTimer()
+	c := st.Counters().Sub(c0)
+	b.ReportMetric(float64(c.Reads)/float64(b.N), "reads/op")
+	b.ReportMetric(float64(c.ReadBytes)/float64(b.N), "readB/op")
+}
+
+func BenchmarkLookupLocal(b *testing.B)  { benchLookup(b, false) }
+func BenchmarkLookupRemote(b *testing.B) { benchLookup(b, true) }
+
+func BenchmarkLookupRemoteBatch256(b *testing.B) {
+	st, _, rk := lookupSetup(b)
+	defer st.Close()
+	v := st.Shard(0)
+	ctx := context.Background()
+	var dst []graphstore.ID
+	var ends []int
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		start := (i * 256) % (len(rk) - 256)
+		i++
+		var err error
+		dst, ends, err = v.AppendEdgesBatch(ctx, rk[start:start+256], dst[:0], ends)
+		if err != nil || len(ends) != 256 {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*256)/b.Elapsed().Seconds(), "keys/s")
+}

@@ -1,0 +1,427 @@
+package graphstore
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wukongd/wukongd/rdmakv"
+)
+
+// Snapshot directory layout:
+//
+//	manifest.json     format version, counts, and every file's size and CRC-32C
+//	dict.bin          the dictionary (header + sections, see writeDict)
+//	stats.json        the planner statistics
+//	shard-NNNNN.kv    one rdmakv table region per shard
+//
+// FormatVersion is the snapshot format this build writes and reads; a
+// snapshot with a newer version is refused.
+const FormatVersion = 1
+
+const (
+	manifestName = "manifest.json"
+	dictName     = "dict.bin"
+	statsName    = "stats.json"
+)
+
+var dictMagic = [8]byte{'W', 'K', 'D', 'I', 'C', 'T', '0', '1'}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrBadSnapshot is returned (wrapped) for a snapshot that is damaged,
+// incomplete, or of a newer format.
+var ErrBadSnapshot = errors.New("bad snapshot")
+
+// Manifest is the content of manifest.json.
+type Manifest struct {
+	FormatVersion int        `json:"format_version"`
+	Triples       uint64     `json:"triples"`
+	Terms         uint64     `json:"terms"`
+	Shards        int        `json:"shards"`
+	Predicates    int        `json:"predicates_and_classes"`
+	Files         []FileInfo `json:"files"`
+}
+
+// FileInfo is a file of a snapshot with its size and CRC-32C (Castagnoli).
+type FileInfo struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	CRC32C uint32 `json:"crc32c"`
+}
+
+// testHookBeforeRename, if set, runs before the snapshot is moved into
+// place; tests make it fail to check that a failed write leaves no trace.
+var testHookBeforeRename func() error
+
+func shardFileName(i int) string { return fmt.Sprintf("shard-%05d.kv", i) }
+
+// WriteSnapshot writes st into directory dir: into a temporary sibling
+// directory first, with every file and the directory fsynced, then renamed
+// into place (atomically exchanged with an existing snapshot, which is then
+// removed). A failure leaves any previous snapshot at dir intact. Every
+// shard of st must be local.
+func WriteSnapshot(dir string, st *Store) (err error) {
+	for i := 0; i < st.n; i++ {
+		if st.regions[i] == nil {
+			return fmt.Errorf("cannot write snapshot %s: shard %d is not local", dir, i)
+		}
+	}
+	dir = filepath.Clean(dir)
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d-%x", dir, os.Getpid(), rand.Uint32())
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	m := Manifest{FormatVersion: FormatVersion, Triples: st.stats.Triples, Terms: uint64(st.dict.Len()),
+		Shards: st.n, Predicates: st.dict.NumPredicatesAndClasses()}
+	add := func(name string, write func(w io.Writer) error) error {
+		fi, err := writeFile(filepath.Join(tmp, name), write)
+		if err != nil {
+			return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+		}
+		m.Files = append(m.Files, fi)
+		return nil
+	}
+	if err := add(dictName, st.dict.writeTo); err != nil {
+		return err
+	}
+	if err := add(statsName, func(w io.Writer) error { return json.NewEncoder(w).Encode(st.stats) }); err != nil {
+		return err
+	}
+	for i, r := range st.regions {
+		if err := add(shardFileName(i), func(w io.Writer) error { _, err := w.Write(r.Bytes()); return err }); err != nil {
+			return err
+		}
+	}
+	if err := add(manifestName, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(m)
+	}); err != nil {
+		return err
+	}
+	if err := syncDir(tmp); err != nil {
+		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+	}
+	if testHookBeforeRename != nil {
+		if err := testHookBeforeRename(); err != nil {
+			return err
+		}
+	}
+	if _, statErr := os.Stat(dir); statErr == nil {
+		// Atomic replacement: exchange the new directory with the old
+		// one, then remove the old one (now at tmp).
+		if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_EXCHANGE); err != nil {
+			return fmt.Errorf("cannot replace snapshot %s: %w", dir, err)
+		}
+		if err := syncDir(parent); err != nil {
+			return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+		}
+		if err := os.RemoveAll(tmp); err != nil {
+			return fmt.Errorf("snapshot %s written, but the old one at %s could not be removed: %w", dir, tmp, err)
+		}
+		return nil
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+	}
+	if err := syncDir(parent); err != nil {
+		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+	}
+	return nil
+}
+
+// writeFile creates path, writes it, fsyncs it, and returns its info.
+func writeFile(path string, write func(w io.Writer) error) (FileInfo, error) {
+	fi := FileInfo{Name: filepath.Base(path)}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fi, err
+	}
+	defer f.Close()
+	h := crc32.New(castagnoli)
+	cw := &countWriter{w: io.MultiWriter(f, h)}
+	bw := bufio.NewWriterSize(cw, 1<<20)
+	if err := write(bw); err != nil {
+		return fi, fmt.Errorf("%s: %w", fi.Name, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fi, fmt.Errorf("%s: %w", fi.Name, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fi, fmt.Errorf("%s: %w", fi.Name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fi, fmt.Errorf("%s: %w", fi.Name, err)
+	}
+	fi.Size, fi.CRC32C = cw.n, h.Sum32()
+	return fi, nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// dict.bin layout (little-endian): a 64-byte header
+//
+//	0 magic [8]byte "WKDICT01"
+//	8 n uint64 (terms)   16 npc uint64   24 table slots uint64 (power of 2)
+//	32 arena bytes uint64   40 annotation bytes uint64   48..63 zero
+//
+// then the sections, each padded to 8 bytes: roles (npc bytes), offsets
+// ((n+1)·8), table (slots·4), arena, annotations (per annotation: a byte
+// 1 = language tag / 0 = datatype, uvarint length, bytes).
+const dictHeaderSize = 64
+
+func pad8(n uint64) uint64 { return (n + 7) &^ 7 }
+
+func (d *Dict) annotBytes() []byte {
+	var b []byte
+	for _, a := range d.annots {
+		if a.lang {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+		b = binary.AppendUvarint(b, uint64(len(a.s)))
+		b = append(b, a.s...)
+	}
+	return b
+}
+
+func (d *Dict) writeTo(w io.Writer) error {
+	ann := d.annotBytes()
+	var h [dictHeaderSize]byte
+	copy(h[:], dictMagic[:])
+	binary.LittleEndian.PutUint64(h[8:], d.n)
+	binary.LittleEndian.PutUint64(h[16:], d.npc)
+	binary.LittleEndian.PutUint64(h[24:], uint64(len(d.table)/4))
+	binary.LittleEndian.PutUint64(h[32:], uint64(len(d.arena)))
+	binary.LittleEndian.PutUint64(h[40:], uint64(len(ann)))
+	var zeros [8]byte
+	for _, sec := range [][]byte{h[:], d.roles, d.offs, d.table, d.arena, ann} {
+		if _, err := w.Write(sec); err != nil {
+			return err
+		}
+		if p := pad8(uint64(len(sec))) - uint64(len(sec)); p > 0 {
+			if _, err := w.Write(zeros[:p]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// parseDict decodes a dict.bin image (mapped) without copying its tables.
+func parseDict(b []byte) (*Dict, error) {
+	if len(b) < dictHeaderSize || [8]byte(b[:8]) != dictMagic {
+		return nil, fmt.Errorf("dictionary: bad header")
+	}
+	n := binary.LittleEndian.Uint64(b[8:])
+	npc := binary.LittleEndian.Uint64(b[16:])
+	slots := binary.LittleEndian.Uint64(b[24:])
+	arenaLen := binary.LittleEndian.Uint64(b[32:])
+	annLen := binary.LittleEndian.Uint64(b[40:])
+	const lim = 1 << 50
+	if n > lim || npc > n || slots > lim || arenaLen > lim || annLen > lim {
+		return nil, fmt.Errorf("dictionary: implausible header")
+	}
+	sizes := []uint64{npc, 8 * (n + 1), 4 * slots, arenaLen, annLen}
+	secs := make([][]byte, len(sizes))
+	off := uint64(dictHeaderSize)
+	for i, sz := range sizes {
+		if off+sz > uint64(len(b)) {
+			return nil, fmt.Errorf("dictionary: section %d beyond the end of the file", i)
+		}
+		secs[i] = b[off : off+sz]
+		off += pad8(sz)
+	}
+	if off != uint64(len(b)) {
+		return nil, fmt.Errorf("dictionary: %d bytes, expected %d", len(b), off)
+	}
+	d := &Dict{roles: secs[0], offs: secs[1], table: secs[2], arena: secs[3], n: n, npc: npc, mask: slots - 1}
+	var annots []annot
+	for a := secs[4]; len(a) > 0; {
+		lang := a[0] == 1
+		l, k := binary.Uvarint(a[1:])
+		if a[0] > 1 || k <= 0 || l > uint64(len(a)-1-k) {
+			return nil, fmt.Errorf("dictionary: bad annotation table")
+		}
+		annots = append(annots, annot{lang: lang, s: string(a[1+k : 1+k+int(l)])})
+		a = a[1+k+int(l):]
+	}
+	d.annots, d.annIdx = newDictAnnots(annots)
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// OpenOptions configures OpenSnapshot.
+type OpenOptions struct {
+	// Shards lists the shards to open locally; nil opens all. The others
+	// are read through Fabric.
+	Shards []int
+	// Fabric carries reads to the shards not opened here. Nil means a new
+	// loopback fabric with one node per shard (then all shards should be
+	// opened). With a tcp fabric, open exactly the shards s with
+	// s mod Nodes == the local node.
+	Fabric rdmakv.Fabric
+	// SkipChecksums skips verifying the files' CRC-32C (which reads every
+	// byte once); sizes, headers and bounds are still checked.
+	SkipChecksums bool
+}
+
+// ReadManifest reads and checks the manifest of the snapshot at dir.
+func ReadManifest(dir string) (*Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if err != nil {
+		return nil, fmt.Errorf("cannot open snapshot %s: %w: %w", dir, ErrBadSnapshot, err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("cannot open snapshot %s: %w: manifest: %w", dir, ErrBadSnapshot, err)
+	}
+	switch {
+	case m.FormatVersion > FormatVersion:
+		return nil, fmt.Errorf("cannot open snapshot %s: %w: format version %d is newer than this build's %d", dir, ErrBadSnapshot, m.FormatVersion, FormatVersion)
+	case m.FormatVersion < 1:
+		return nil, fmt.Errorf("cannot open snapshot %s: %w: format version %d", dir, ErrBadSnapshot, m.FormatVersion)
+	case m.Shards < 1 || m.Shards > 1<<16:
+		return nil, fmt.Errorf("cannot open snapshot %s: %w: %d shards", dir, ErrBadSnapshot, m.Shards)
+	}
+	return &m, nil
+}
+
+// OpenSnapshot maps the snapshot at dir and returns a store ready for
+// lookups. A truncated, corrupted or newer-format snapshot, or a missing
+// file, is refused with an error wrapping ErrBadSnapshot.
+func OpenSnapshot(dir string, opts OpenOptions) (st *Store, err error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("cannot open snapshot %s: %w: %s", dir, ErrBadSnapshot, fmt.Sprintf(format, a...))
+	}
+	files := map[string]FileInfo{}
+	for _, f := range m.Files {
+		files[f.Name] = f
+	}
+	var mapped []*rdmakv.Region
+	defer func() {
+		if err != nil {
+			for _, r := range mapped {
+				r.Close()
+			}
+		}
+	}()
+	open := func(name string) (*rdmakv.Region, error) {
+		fi, ok := files[name]
+		if !ok {
+			return nil, bad("%s is not in the manifest", name)
+		}
+		r, err := rdmakv.MapFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		mapped = append(mapped, r)
+		if int64(r.Len()) != fi.Size {
+			return nil, bad("%s has %d bytes, the manifest says %d", name, r.Len(), fi.Size)
+		}
+		if !opts.SkipChecksums {
+			if c := crc32.Checksum(r.Bytes(), castagnoli); c != fi.CRC32C {
+				return nil, bad("%s: checksum %08x, the manifest says %08x", name, c, fi.CRC32C)
+			}
+		}
+		return r, nil
+	}
+	dr, err := open(dictName)
+	if err != nil {
+		return nil, err
+	}
+	dict, err := parseDict(dr.Bytes())
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	dict.region = dr
+	if uint64(dict.Len()) != m.Terms {
+		return nil, bad("dictionary has %d terms, the manifest says %d", dict.Len(), m.Terms)
+	}
+	sr, err := open(statsName)
+	if err != nil {
+		return nil, err
+	}
+	var stats Stats
+	if err := json.Unmarshal(sr.Bytes(), &stats); err != nil {
+		return nil, bad("statistics: %v", err)
+	}
+	if stats.Triples != m.Triples {
+		return nil, bad("statistics count %d triples, the manifest %d", stats.Triples, m.Triples)
+	}
+	shards := opts.Shards
+	if shards == nil {
+		for i := 0; i < m.Shards; i++ {
+			shards = append(shards, i)
+		}
+	}
+	regions := make([]*rdmakv.Region, m.Shards)
+	for _, i := range shards {
+		if i < 0 || i >= m.Shards {
+			return nil, fmt.Errorf("cannot open shard %d of snapshot %s with %d shards", i, dir, m.Shards)
+		}
+		r, err := open(shardFileName(i))
+		if err != nil {
+			return nil, err
+		}
+		if _, err := rdmakv.OpenTable(r); err != nil {
+			return nil, bad("shard %d: %v", i, err)
+		}
+		regions[i] = r
+	}
+	if slices.Index(mapped, sr) >= 0 {
+		// Statistics are decoded; their mapping is not needed.
+		mapped = slices.DeleteFunc(mapped, func(r *rdmakv.Region) bool { return r == sr })
+		sr.Close()
+	}
+	st, err = newStore(dict, &stats, regions, opts.Fabric, nil)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open snapshot %s: %w", dir, err)
+	}
+	return st, nil
+}
