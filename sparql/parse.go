@@ -1,0 +1,186 @@
+package sparql
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/antlr4-go/antlr/v4"
+
+	"github.com/wukongd/wukongd/sparql/internal/parser"
+)
+
+// ParseQuery parses a SPARQL 1.1 query. Errors are *SyntaxError.
+func ParseQuery(text string) (*Query, error) {
+	var q *Query
+	err := parseWith(text, func(p *parser.SparqlParser) antlr.ParserRuleContext { return p.QueryUnit() },
+		func(b *builder, tree antlr.ParserRuleContext) {
+			q = b.query(tree.(*parser.QueryUnitContext).Query().(*parser.QueryContext))
+		})
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// ParseUpdate parses a SPARQL 1.1 update request. Errors are *SyntaxError.
+func ParseUpdate(text string) (*Update, error) {
+	var u *Update
+	err := parseWith(text, func(p *parser.SparqlParser) antlr.ParserRuleContext { return p.UpdateUnit() },
+		func(b *builder, tree antlr.ParserRuleContext) {
+			u = b.update(tree.(*parser.UpdateUnitContext).Update().(*parser.UpdateContext))
+		})
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// Parse parses text as a query when its first keyword after the prologue
+// is SELECT, CONSTRUCT, DESCRIBE or ASK, else as an update request;
+// exactly one of the results is non-nil when err is nil.
+func Parse(text string) (*Query, *Update, error) {
+	if IsQuery(text) {
+		q, err := ParseQuery(text)
+		return q, nil, err
+	}
+	u, err := ParseUpdate(text)
+	return nil, u, err
+}
+
+// IsQuery reports whether text looks like a query (rather than an update):
+// its first token after BASE and PREFIX declarations is SELECT, CONSTRUCT,
+// DESCRIBE or ASK. It does not check the rest of the text.
+func IsQuery(text string) bool {
+	lx := parser.NewSparqlLexer(antlr.NewInputStream(text))
+	lx.RemoveErrorListeners()
+	skip := 0 // tokens left of the current declaration
+	for {
+		t := lx.NextToken()
+		switch {
+		case t.GetTokenType() == antlr.TokenEOF:
+			return false
+		case t.GetChannel() != antlr.TokenDefaultChannel:
+			continue
+		case skip > 0:
+			skip--
+			continue
+		}
+		switch t.GetTokenType() {
+		case parser.SparqlLexerBASE:
+			skip = 1
+		case parser.SparqlLexerPREFIX:
+			skip = 2
+		case parser.SparqlLexerSELECT, parser.SparqlLexerCONSTRUCT, parser.SparqlLexerDESCRIBE, parser.SparqlLexerASK:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// errorListener keeps the first syntax error.
+type errorListener struct {
+	*antlr.DefaultErrorListener
+	err *SyntaxError
+}
+
+func (l *errorListener) SyntaxError(_ antlr.Recognizer, offending interface{}, line, column int, msg string, _ antlr.RecognitionException) {
+	if l.err == nil {
+		l.err = &SyntaxError{Line: line, Col: column + 1, Msg: readableMessage(msg)}
+	}
+}
+
+// readableMessage shortens ANTLR's messages: long expected-token sets are
+// cut, token names are shown as they are written.
+func readableMessage(msg string) string {
+	if i := strings.Index(msg, "expecting {"); i >= 0 {
+		set := strings.TrimSuffix(msg[i+len("expecting {"):], "}")
+		items := strings.Split(set, ", ")
+		if len(items) > 12 {
+			items = append(items[:12], "…")
+		}
+		msg = msg[:i] + "expecting one of " + strings.Join(items, ", ")
+	}
+	msg = strings.Replace(msg, "<EOF>", "end of input", -1)
+	return msg
+}
+
+// bailout is the panic value of a semantic error inside the builder.
+type bailout struct{ err *SyntaxError }
+
+// parseWith runs the two-stage parse (SLL prediction with bail-out first,
+// then full LL with error reporting only when SLL fails) and then the
+// builder.
+func parseWith(text string, rule func(*parser.SparqlParser) antlr.ParserRuleContext, build func(*builder, antlr.ParserRuleContext)) (err error) {
+	input := antlr.NewInputStream(text)
+	lx := parser.NewSparqlLexer(input)
+	lx.RemoveErrorListeners()
+	tokens := antlr.NewCommonTokenStream(lx, antlr.TokenDefaultChannel)
+	tree, ok := parseSLL(tokens, rule)
+	if !ok {
+		// Stage two: full LL, which also gives the precise error.
+		tokens.Seek(0)
+		p := parser.NewSparqlParser(tokens)
+		p.RemoveErrorListeners()
+		l := &errorListener{DefaultErrorListener: antlr.NewDefaultErrorListener()}
+		p.AddErrorListener(l)
+		p.GetInterpreter().SetPredictionMode(antlr.PredictionModeLL)
+		tree = rule(p)
+		if l.err != nil {
+			return l.err
+		}
+		if p.HasError() || tree == nil {
+			return &SyntaxError{Line: 1, Col: 1, Msg: "cannot parse the text"}
+		}
+	}
+	b := newBuilder(tokens)
+	defer func() {
+		if r := recover(); r != nil {
+			bo, ok := r.(bailout)
+			if !ok {
+				panic(r)
+			}
+			err = bo.err
+		}
+	}()
+	build(b, tree)
+	return nil
+}
+
+// failf stops the builder with a semantic error at pos.
+func failf(pos Pos, format string, args ...interface{}) {
+	if pos.Line == 0 {
+		pos = Pos{Line: 1, Col: 1}
+	}
+	panic(bailout{&SyntaxError{Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, args...)}})
+}
+
+// sllFailed is the panic value of bailStrategy.
+type sllFailed struct{}
+
+// bailStrategy stops the SLL stage at the first error (the runtime's
+// BailErrorStrategy only records the error and parsing continues).
+type bailStrategy struct{ *antlr.DefaultErrorStrategy }
+
+func (bailStrategy) Recover(antlr.Parser, antlr.RecognitionException) { panic(sllFailed{}) }
+func (bailStrategy) RecoverInline(antlr.Parser) antlr.Token           { panic(sllFailed{}) }
+func (bailStrategy) Sync(antlr.Parser)                                {}
+
+// parseSLL runs the first stage: SLL prediction, stopping at the first
+// error. ok is false when the text needs the second stage.
+func parseSLL(tokens *antlr.CommonTokenStream, rule func(*parser.SparqlParser) antlr.ParserRuleContext) (tree antlr.ParserRuleContext, ok bool) {
+	p := parser.NewSparqlParser(tokens)
+	p.RemoveErrorListeners()
+	p.SetErrorHandler(bailStrategy{antlr.NewDefaultErrorStrategy()})
+	p.GetInterpreter().SetPredictionMode(antlr.PredictionModeSLL)
+	defer func() {
+		if r := recover(); r != nil {
+			if _, is := r.(sllFailed); !is {
+				panic(r)
+			}
+			tree, ok = nil, false
+		}
+	}()
+	tree = rule(p)
+	return tree, !p.HasError()
+}
