@@ -42,8 +42,47 @@ func (t *RemoteTable) Node() NodeID { return t.node }
 // AppendValues appends key's list to dst, reading it through the fabric on
 // behalf of local node from. An absent key appends nothing.
 func (t *RemoteTable) AppendValues(ctx context.Context, from NodeID, dst []uint64, key uint64) ([]uint64, error) {
-	dst, _, err := LookupBatch(ctx, t.f, from, []Lookup{{Table: t, Key: key}}, dst, nil)
-	return dst, err
+	var bucket [BucketSize]byte
+	b := t.h.Bucket(key)
+	var w uint64
+	for hop := uint64(0); ; hop++ {
+		if b >= t.h.NBuckets || hop > t.h.NBuckets {
+			return dst, fmt.Errorf("key %#x on node %d: %w: chain leaves the table", key, t.node, ErrCorrupt)
+		}
+		req := ReadRequest{Node: t.node, Region: t.region, Offset: t.h.BucketOffset(b), Dst: bucket[:]}
+		if err := t.f.Read(ctx, from, req); err != nil {
+			return dst, fmt.Errorf("cannot read bucket: %w", err)
+		}
+		var next uint64
+		var r slotResult
+		w, next, r = searchBucket(bucket[:], key)
+		if r == slotAbsent {
+			return dst, nil
+		}
+		if r == slotFound {
+			break
+		}
+		b = next
+	}
+	inline, v, ref := decodeWord(w)
+	if inline {
+		return append(dst, v), nil
+	}
+	if ref.escaped || ref.n > 16 {
+		// Long lists: the general path sizes its buffers.
+		dst, _, err := LookupBatch(ctx, t.f, from, []Lookup{{Table: t, Key: key}}, dst, nil)
+		return dst, err
+	}
+	wd := uint64(t.h.Width)
+	if ref.off > t.h.NValues || ref.n > t.h.NValues-ref.off {
+		return dst, fmt.Errorf("key %#x on node %d: %w: list outside the value area", key, t.node, ErrCorrupt)
+	}
+	var raw [16 * 8]byte
+	req := ReadRequest{Node: t.node, Region: t.region, Offset: t.h.ValuesOff + ref.off*wd, Dst: raw[:ref.n*wd]}
+	if err := t.f.Read(ctx, from, req); err != nil {
+		return dst, fmt.Errorf("cannot read values: %w", err)
+	}
+	return appendDecoded(dst, raw[:ref.n*wd], t.h.Width), nil
 }
 
 // Lookup is one key of a batched lookup.
