@@ -1,0 +1,318 @@
+package exec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/wukongd/wukongd/planner"
+)
+
+// Fork-join messages. Every message is bytes (little-endian), so any
+// Transport can carry it:
+//
+//	sub-query: kind=1 | fork uvarint | deadline int64 (unix ns, 0 none) |
+//	           flags u8 (1: analyze) | start uvarint | steps | table
+//	reply:     kind=2 | fork uvarint | status u8 (0 ok, 1 error) |
+//	           error string | table | stats
+//	cancel:    kind=3 | fork uvarint
+//
+// steps:  n uvarint, then per step: kind u8, pattern varint, from operand,
+//
+//	pred operand, predNew u8, dir u8, to operand, toNew u8, mode u8,
+//	partitioned varint, estRows float64 bits
+//
+// operand: kind u8, then id uvarint (const) or col uvarint (var)
+// table:   ncols uvarint, nrows uvarint, then per column a flag u8
+//
+//	(0: all unbound, 1: nrows × uint64)
+//
+// stats:   n uvarint, then per step 9 uvarints (StepStats fields)
+const (
+	msgSubQuery byte = 1
+	msgReply    byte = 2
+	msgCancel   byte = 3
+)
+
+var errShort = errors.New("truncated message")
+
+type subQuery struct {
+	fork     uint64
+	deadline time.Time
+	analyze  bool
+	start    int
+	steps    []planner.Step
+	table    *Table
+}
+
+type reply struct {
+	fork  uint64
+	err   string
+	table *Table
+	stats []StepStats
+}
+
+func appendOperand(b []byte, o planner.Operand) []byte {
+	b = append(b, byte(o.Kind))
+	switch o.Kind {
+	case planner.OpConst:
+		b = binary.AppendUvarint(b, uint64(o.ID))
+	case planner.OpVar:
+		b = binary.AppendUvarint(b, uint64(o.Col))
+	}
+	return b
+}
+
+func appendSteps(b []byte, steps []planner.Step) []byte {
+	b = binary.AppendUvarint(b, uint64(len(steps)))
+	for i := range steps {
+		s := &steps[i]
+		b = append(b, byte(s.Kind))
+		b = binary.AppendVarint(b, int64(s.Pattern))
+		b = appendOperand(b, s.From)
+		b = appendOperand(b, s.Pred)
+		b = append(b, boolByte(s.PredNew), byte(s.Dir))
+		b = appendOperand(b, s.To)
+		b = append(b, boolByte(s.ToNew), byte(s.Mode))
+		b = binary.AppendVarint(b, int64(s.Partitioned))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.EstRows))
+	}
+	return b
+}
+
+func appendTable(b []byte, t *Table) []byte {
+	b = binary.AppendUvarint(b, uint64(len(t.Cols)))
+	b = binary.AppendUvarint(b, uint64(t.N))
+	for _, col := range t.Cols {
+		if col == nil {
+			b = append(b, 0)
+			continue
+		}
+		b = append(b, 1)
+		for _, v := range col[:t.N] {
+			b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		}
+	}
+	return b
+}
+
+func boolByte(x bool) byte {
+	if x {
+		return 1
+	}
+	return 0
+}
+
+func encodeSubQuery(q *subQuery) []byte {
+	b := []byte{msgSubQuery}
+	b = binary.AppendUvarint(b, q.fork)
+	var dl int64
+	if !q.deadline.IsZero() {
+		dl = q.deadline.UnixNano()
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(dl))
+	b = append(b, boolByte(q.analyze))
+	b = binary.AppendUvarint(b, uint64(q.start))
+	b = appendSteps(b, q.steps)
+	return appendTable(b, q.table)
+}
+
+func encodeReply(r *reply) []byte {
+	b := []byte{msgReply}
+	b = binary.AppendUvarint(b, r.fork)
+	if r.err != "" {
+		b = append(b, 1)
+		b = binary.AppendUvarint(b, uint64(len(r.err)))
+		b = append(b, r.err...)
+		return b
+	}
+	b = append(b, 0)
+	b = appendTable(b, r.table)
+	b = binary.AppendUvarint(b, uint64(len(r.stats)))
+	for i := range r.stats {
+		s := &r.stats[i]
+		for _, v := range [...]uint64{s.RowsIn, s.RowsOut, uint64(s.Time), s.Reads, s.ReadBytes, s.RoundTrips, s.Messages, s.MessageBytes, s.Forks} {
+			b = binary.AppendUvarint(b, v)
+		}
+	}
+	return b
+}
+
+func encodeCancel(fork uint64) []byte {
+	return binary.AppendUvarint([]byte{msgCancel}, fork)
+}
+
+// decoder reads a message; the first error sticks.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil || len(d.b) < 1 {
+		d.err = errShort
+		return 0
+	}
+	x := d.b[0]
+	d.b = d.b[1:]
+	return x
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	x, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errShort
+		return 0
+	}
+	d.b = d.b[n:]
+	return x
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	x, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errShort
+		return 0
+	}
+	d.b = d.b[n:]
+	return x
+}
+
+func (d *decoder) u64() uint64 {
+	if d.err != nil || len(d.b) < 8 {
+		d.err = errShort
+		return 0
+	}
+	x := binary.LittleEndian.Uint64(d.b)
+	d.b = d.b[8:]
+	return x
+}
+
+// count reads a length and checks it against the bytes left (each element
+// takes at least min bytes), so a corrupt message cannot make us allocate.
+func (d *decoder) count(min int) int {
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.b)/max(1, min)+1) {
+		d.err = fmt.Errorf("length %d exceeds the message", n)
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) operand() planner.Operand {
+	o := planner.Operand{Kind: planner.OperandKind(d.byte())}
+	switch o.Kind {
+	case planner.OpConst:
+		o.ID = ID(d.uvarint())
+	case planner.OpVar:
+		o.Col = int(d.uvarint())
+	}
+	return o
+}
+
+func (d *decoder) steps(ncolsMax int) []planner.Step {
+	n := d.count(10)
+	steps := make([]planner.Step, n)
+	for i := range steps {
+		s := &steps[i]
+		s.Kind = planner.StepKind(d.byte())
+		s.Pattern = int(d.varint())
+		s.From = d.operand()
+		s.Pred = d.operand()
+		s.PredNew = d.byte() == 1
+		s.Dir = planner.Dir(d.byte())
+		s.To = d.operand()
+		s.ToNew = d.byte() == 1
+		s.Mode = planner.Mode(d.byte())
+		s.Partitioned = int(d.varint())
+		s.EstRows = math.Float64frombits(d.u64())
+	}
+	return steps
+}
+
+func (d *decoder) table() *Table {
+	ncols := d.count(1)
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	t := &Table{Cols: make([][]ID, ncols), N: int(n)}
+	for c := range t.Cols {
+		if d.byte() == 0 {
+			continue
+		}
+		if d.err != nil || uint64(len(d.b)) < n*8 {
+			d.err = errShort
+			return nil
+		}
+		col := make([]ID, n)
+		for i := range col {
+			col[i] = ID(binary.LittleEndian.Uint64(d.b[i*8:]))
+		}
+		d.b = d.b[n*8:]
+		t.Cols[c] = col
+	}
+	return t
+}
+
+func decodeSubQuery(b []byte) (*subQuery, error) {
+	d := &decoder{b: b[1:]}
+	q := &subQuery{fork: d.uvarint()}
+	if dl := int64(d.u64()); dl != 0 {
+		q.deadline = time.Unix(0, dl)
+	}
+	q.analyze = d.byte() == 1
+	q.start = int(d.uvarint())
+	q.steps = d.steps(0)
+	q.table = d.table()
+	if d.err != nil {
+		return nil, fmt.Errorf("cannot decode a sub-query: %w", d.err)
+	}
+	if q.start > len(q.steps) {
+		return nil, fmt.Errorf("cannot decode a sub-query: start step %d of %d", q.start, len(q.steps))
+	}
+	for _, s := range q.steps {
+		for _, o := range []planner.Operand{s.From, s.Pred, s.To} {
+			if o.Kind == planner.OpVar && o.Col >= len(q.table.Cols) {
+				return nil, fmt.Errorf("cannot decode a sub-query: column %d of %d", o.Col, len(q.table.Cols))
+			}
+		}
+	}
+	return q, nil
+}
+
+func decodeReply(b []byte) (*reply, error) {
+	d := &decoder{b: b[1:]}
+	r := &reply{fork: d.uvarint()}
+	if d.byte() == 1 {
+		n := d.count(1)
+		if d.err == nil && n <= len(d.b) {
+			r.err = string(d.b[:n])
+			if r.err == "" {
+				r.err = "sub-query failed"
+			}
+		}
+	} else {
+		r.table = d.table()
+		n := d.count(9)
+		r.stats = make([]StepStats, n)
+		for i := range r.stats {
+			s := &r.stats[i]
+			s.RowsIn, s.RowsOut, s.Time = d.uvarint(), d.uvarint(), time.Duration(d.uvarint())
+			s.Reads, s.ReadBytes, s.RoundTrips = d.uvarint(), d.uvarint(), d.uvarint()
+			s.Messages, s.MessageBytes, s.Forks = d.uvarint(), d.uvarint(), d.uvarint()
+		}
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("cannot decode a reply: %w", d.err)
+	}
+	return r, nil
+}

@@ -1,0 +1,530 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wukongd/wukongd/planner"
+	"github.com/wukongd/wukongd/sparql"
+)
+
+// Options are the per-query options of Run.
+type Options struct {
+	// Mode forces the execution mode of every step that needs remote data
+	// (planner.ModeInPlace or planner.ModeForkJoin); ModeAuto lets the
+	// planner choose per step.
+	Mode planner.Mode
+	// ForkThreshold overrides the rows from which a step forks in auto
+	// mode (0: derived from the cost model).
+	ForkThreshold float64
+	// Analyze measures every step (EXPLAIN ANALYZE).
+	Analyze bool
+}
+
+// Config configures an Engine.
+type Config struct {
+	// Workers is the number of worker goroutines per node (default
+	// GOMAXPROCS).
+	Workers int
+	// Cost is the fabric cost model for the planner (zero: DefaultCost).
+	Cost planner.Cost
+}
+
+// ErrClosed is returned by Run on a closed engine.
+var ErrClosed = errors.New("engine closed")
+
+// Engine runs queries over a sharded store: one node per shard, each with
+// its worker goroutines and a dispatcher that takes the node's messages
+// (sub-queries, replies, cancels) off the transport. Sub-queries from other
+// nodes run before new queries. It is safe for concurrent use; Close stops
+// every goroutine it started.
+type Engine struct {
+	store  Store
+	tr     Transport
+	stats  *planner.Stats
+	cfg    Config
+	nodes  []*node
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	rr     atomic.Uint64
+	closed atomic.Bool
+}
+
+// node is one node of the cluster as the engine runs it.
+type node struct {
+	id      int
+	eng     *Engine
+	subq    queue         // sub-queries from other nodes (priority)
+	newq    chan func()   // new queries
+	forks   atomic.Uint64 // fork IDs of this node
+	mu      sync.Mutex
+	pending map[uint64]chan pendingReply // forks this node waits for
+	running map[forkKey]context.CancelFunc
+}
+
+type forkKey struct {
+	from int
+	fork uint64
+}
+
+type pendingReply struct {
+	rep  *reply
+	size int
+	err  error
+}
+
+// New starts an engine over store, with tr carrying the messages between
+// its nodes.
+func New(store Store, tr Transport, cfg Config) *Engine {
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Cost == (planner.Cost{}) {
+		cfg.Cost = planner.DefaultCost()
+	}
+	e := &Engine{store: store, tr: tr, stats: store.PlannerStats(), cfg: cfg}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	for i := 0; i < store.Shards(); i++ {
+		n := &node{id: i, eng: e, newq: make(chan func(), 64),
+			pending: map[uint64]chan pendingReply{}, running: map[forkKey]context.CancelFunc{}}
+		n.subq.init()
+		e.nodes = append(e.nodes, n)
+		e.wg.Add(1)
+		go n.dispatch()
+		for w := 0; w < cfg.Workers; w++ {
+			e.wg.Add(1)
+			go n.work()
+		}
+	}
+	return e
+}
+
+// Close stops the workers and dispatchers and waits for them. Queries in
+// flight fail with ErrClosed or a context error.
+func (e *Engine) Close() error {
+	if e.closed.Swap(true) {
+		return nil
+	}
+	e.cancel()
+	e.wg.Wait()
+	return nil
+}
+
+// Store returns the engine's store.
+func (e *Engine) Store() Store { return e.store }
+
+// queue is an unbounded FIFO of work with a channel to wait on.
+type queue struct {
+	mu    sync.Mutex
+	items []func()
+	ready chan struct{}
+}
+
+func (q *queue) init() { q.ready = make(chan struct{}, 1) }
+
+func (q *queue) push(f func()) {
+	q.mu.Lock()
+	q.items = append(q.items, f)
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (q *queue) pop() func() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.items) == 0 {
+		return nil
+	}
+	f := q.items[0]
+	q.items[0] = nil
+	q.items = q.items[1:]
+	if len(q.items) > 0 {
+		select {
+		case q.ready <- struct{}{}:
+		default:
+		}
+	}
+	return f
+}
+
+// work is a worker: sub-queries first, then new queries.
+func (n *node) work() {
+	defer n.eng.wg.Done()
+	for {
+		if f := n.subq.pop(); f != nil {
+			f()
+			continue
+		}
+		select {
+		case <-n.subq.ready:
+		case f := <-n.newq:
+			f()
+		case <-n.eng.ctx.Done():
+			return
+		}
+	}
+}
+
+// dispatch takes the node's messages off the transport.
+func (n *node) dispatch() {
+	defer n.eng.wg.Done()
+	for {
+		from, msg, err := n.eng.tr.Recv(n.eng.ctx, n.id)
+		if err != nil {
+			if n.eng.ctx.Err() != nil {
+				return
+			}
+			// A broken transport: nothing more will arrive. Fail the
+			// queries waiting on this node.
+			n.failPending(fmt.Errorf("node %d cannot receive: %w", n.id, err))
+			return
+		}
+		if len(msg) == 0 {
+			continue
+		}
+		switch msg[0] {
+		case msgSubQuery:
+			q, err := decodeSubQuery(msg)
+			if err != nil {
+				// Without a fork ID we cannot answer; the parent's deadline
+				// ends its wait.
+				continue
+			}
+			ctx, cancel := context.WithCancel(n.eng.ctx)
+			if !q.deadline.IsZero() {
+				ctx, cancel = context.WithDeadline(n.eng.ctx, q.deadline)
+			}
+			key := forkKey{from, q.fork}
+			n.mu.Lock()
+			n.running[key] = cancel
+			n.mu.Unlock()
+			n.subq.push(func() { n.runSubQuery(ctx, cancel, key, q) })
+		case msgReply:
+			r, err := decodeReply(msg)
+			if err != nil {
+				continue
+			}
+			n.mu.Lock()
+			ch := n.pending[r.fork]
+			n.mu.Unlock()
+			if ch != nil {
+				ch <- pendingReply{rep: r, size: len(msg)} // buffered for every child
+			}
+		case msgCancel:
+			d := &decoder{b: msg[1:]}
+			fork := d.uvarint()
+			n.mu.Lock()
+			if c := n.running[forkKey{from, fork}]; c != nil {
+				c()
+			}
+			n.mu.Unlock()
+		}
+	}
+}
+
+func (n *node) failPending(err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, ch := range n.pending {
+		select {
+		case ch <- pendingReply{err: err}:
+		default:
+		}
+	}
+}
+
+// runSubQuery runs a forked sub-query and sends the rows back.
+func (n *node) runSubQuery(ctx context.Context, cancel context.CancelFunc, key forkKey, q *subQuery) {
+	defer func() {
+		cancel()
+		n.mu.Lock()
+		delete(n.running, key)
+		n.mu.Unlock()
+	}()
+	t := &task{eng: n.eng, node: n.id, ctx: ctx, steps: q.steps, ncols: len(q.table.Cols), analyze: q.analyze}
+	if q.analyze {
+		t.stats = make([]StepStats, len(q.steps))
+	}
+	rep := &reply{fork: q.fork}
+	res, err := t.explore(q.start, q.table)
+	if err != nil {
+		rep.err = fmt.Sprintf("node %d: %v", n.id, err)
+		if rep.err == "" {
+			rep.err = "sub-query failed"
+		}
+	} else {
+		rep.table = res
+		rep.stats = t.stats
+	}
+	// The reply goes out even when the query was cancelled (the parent
+	// drops it); a closed engine or dead peer just loses it.
+	_ = n.eng.tr.Send(n.eng.ctx, n.id, key.from, encodeReply(rep))
+}
+
+// fork sends sub-queries (steps from k, with step k run locally by the
+// receiver) to the given nodes and returns a wait function.
+func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func() ([]*Table, error), error) {
+	n := r.eng.nodes[r.node]
+	steps := append([]planner.Step(nil), r.steps...)
+	steps[k].Mode = planner.ModeLocal
+	var dl time.Time
+	if d, ok := r.ctx.Deadline(); ok {
+		dl = d
+	}
+	ch := make(chan pendingReply, len(parts))
+	type sent struct {
+		node int
+		fork uint64
+	}
+	var forks []sent
+	register := func(id uint64) {
+		n.mu.Lock()
+		n.pending[id] = ch
+		n.mu.Unlock()
+	}
+	unregister := func() {
+		n.mu.Lock()
+		for _, f := range forks {
+			delete(n.pending, f.fork)
+		}
+		n.mu.Unlock()
+	}
+	cancelAll := func() {
+		for _, f := range forks {
+			_ = r.eng.tr.Send(r.eng.ctx, r.node, f.node, encodeCancel(f.fork))
+		}
+	}
+	for dst, part := range parts {
+		id := n.forks.Add(1)
+		msg := encodeSubQuery(&subQuery{fork: id, deadline: dl, analyze: r.analyze, start: k, steps: steps, table: part})
+		register(id)
+		forks = append(forks, sent{dst, id})
+		if err := r.eng.tr.Send(r.ctx, r.node, dst, msg); err != nil {
+			cancelAll()
+			unregister()
+			return nil, fmt.Errorf("cannot fork to node %d: %w", dst, err)
+		}
+		if st != nil {
+			st.Messages++
+			st.MessageBytes += uint64(len(msg))
+			st.Forks++
+		}
+	}
+	wait := func() ([]*Table, error) {
+		defer unregister()
+		var out []*Table
+		for got := 0; got < len(forks); {
+			select {
+			case pr := <-ch:
+				got++
+				if pr.err != nil {
+					cancelAll()
+					return nil, pr.err
+				}
+				if pr.rep.err != "" {
+					cancelAll()
+					return nil, errors.New(pr.rep.err)
+				}
+				if st != nil {
+					st.Messages++
+					st.MessageBytes += uint64(pr.size)
+				}
+				if r.stats != nil {
+					for i := range pr.rep.stats {
+						if i < len(r.stats) {
+							r.stats[i].add(&pr.rep.stats[i])
+						}
+					}
+				}
+				out = append(out, pr.rep.table)
+			case <-n.subq.ready:
+				// Help: run this node's sub-queries while waiting, so that
+				// waiting workers can never deadlock the cluster.
+				if f := n.subq.pop(); f != nil {
+					f()
+				}
+			case <-r.ctx.Done():
+				cancelAll()
+				return nil, r.ctx.Err()
+			}
+		}
+		return out, nil
+	}
+	return wait, nil
+}
+
+// finishFork runs the local part (rows local to this node, from step k
+// with step k local), waits for the children and concatenates.
+func (r *task) finishFork(k int, local *Table, wait func() ([]*Table, error), st *StepStats, t0 time.Time) (*Table, error) {
+	var res *Table
+	var lerr error
+	if local != nil && local.N > 0 {
+		saved := r.steps
+		r.steps = append([]planner.Step(nil), saved...)
+		r.steps[k].Mode = planner.ModeLocal
+		if st != nil {
+			st.Time += time.Since(t0)
+			st.RowsIn -= uint64(local.N) // counted again by the local run
+		}
+		res, lerr = r.explore(k, local)
+		r.steps = saved
+	} else if st != nil {
+		st.Time += time.Since(t0)
+	}
+	parts, err := wait()
+	if lerr != nil {
+		return nil, lerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = &Table{Cols: make([][]ID, r.ncols)}
+	}
+	for _, p := range parts {
+		res.appendTable(p)
+	}
+	return res, nil
+}
+
+// forkSplit splits the rows by the owner of the step's From column.
+func (r *task) forkSplit(k int, t *Table, st *StepStats, t0 time.Time) (*Table, error) {
+	s := &r.steps[k]
+	shards := r.eng.store.Shards()
+	idx := make([][]int32, shards)
+	for row := 0; row < t.N; row++ {
+		o := r.eng.store.Owner(t.At(s.From.Col, row))
+		idx[o] = append(idx[o], int32(row))
+	}
+	parts := map[int]*Table{}
+	var local *Table
+	for o, rows := range idx {
+		if len(rows) == 0 {
+			continue
+		}
+		p := t.gather(rows)
+		if o == r.node {
+			local = p
+		} else {
+			parts[o] = p
+		}
+	}
+	wait, err := r.fork(k, parts, st)
+	if err != nil {
+		return nil, err
+	}
+	return r.finishFork(k, local, wait, st, t0)
+}
+
+// forkAll sends all rows to every other node (an index step: each node
+// scans its own part of the index).
+func (r *task) forkAll(k int, t *Table, st *StepStats, t0 time.Time) (*Table, error) {
+	parts := map[int]*Table{}
+	for o := 0; o < r.eng.store.Shards(); o++ {
+		if o != r.node {
+			parts[o] = t
+		}
+	}
+	wait, err := r.fork(k, parts, st)
+	if err != nil {
+		return nil, err
+	}
+	return r.finishFork(k, t, wait, st, t0)
+}
+
+// forkTo moves all rows to owner (a step from a constant owned there).
+func (r *task) forkTo(k int, t *Table, owner int, st *StepStats, t0 time.Time) (*Table, error) {
+	wait, err := r.fork(k, map[int]*Table{owner: t}, st)
+	if err != nil {
+		return nil, err
+	}
+	return r.finishFork(k, nil, wait, st, t0)
+}
+
+// submit runs f on a worker of node i as a new query.
+func (e *Engine) submit(ctx context.Context, i int, f func()) error {
+	select {
+	case e.nodes[i].newq <- f:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-e.ctx.Done():
+		return ErrClosed
+	}
+}
+
+// runExplore runs one exploration on its coordinator node.
+func (e *Engine) runExplore(ctx context.Context, ex *planner.Explore, opts Options) (*Table, []StepStats, int, error) {
+	if ex.Empty {
+		return &Table{Vars: ex.Vars, Cols: make([][]ID, len(ex.Vars))}, nil, 0, nil
+	}
+	if len(ex.Steps) == 0 {
+		t := unitTable(len(ex.Vars))
+		t.Vars = ex.Vars
+		return t, nil, 0, nil
+	}
+	coord := int(e.rr.Add(1) % uint64(len(e.nodes)))
+	if ex.StartConst != 0 {
+		coord = e.store.Owner(ex.StartConst)
+	}
+	t := &task{eng: e, node: coord, ctx: ctx, steps: ex.Steps, ncols: len(ex.Vars), analyze: opts.Analyze}
+	if opts.Analyze {
+		t.stats = make([]StepStats, len(ex.Steps))
+	}
+	type result struct {
+		t   *Table
+		err error
+	}
+	done := make(chan result, 1)
+	err := e.submit(ctx, coord, func() {
+		res, err := t.explore(0, unitTable(len(ex.Vars)))
+		done <- result{res, err}
+	})
+	if err != nil {
+		return nil, nil, coord, err
+	}
+	select {
+	case res := <-done:
+		if res.err != nil {
+			return nil, nil, coord, res.err
+		}
+		res.t.Vars = ex.Vars
+		return res.t, t.stats, coord, nil
+	case <-e.ctx.Done():
+		return nil, nil, coord, ErrClosed
+	}
+}
+
+// Run plans and runs q.
+func (e *Engine) Run(ctx context.Context, q *sparql.Query, opts Options) (*Result, error) {
+	if e.closed.Load() {
+		return nil, ErrClosed
+	}
+	t0 := time.Now()
+	plan, err := e.Plan(q, opts)
+	if err != nil {
+		return nil, err
+	}
+	planTime := time.Since(t0)
+	res, err := e.Execute(ctx, plan, opts)
+	if res != nil && res.Analysis != nil {
+		res.Analysis.PlanTime = planTime
+	}
+	return res, err
+}
+
+// Plan plans q for this engine's store and cluster.
+func (e *Engine) Plan(q *sparql.Query, opts Options) (*planner.Plan, error) {
+	return planner.Build(q, e.store, e.stats, planner.Options{
+		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Cost: e.cfg.Cost,
+	})
+}

@@ -1,0 +1,307 @@
+package exec
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/planner"
+	"github.com/wukongd/wukongd/sparql"
+)
+
+// ExplainStep is one step of an exploration as EXPLAIN shows it.
+type ExplainStep struct {
+	N           int      `json:"n"`
+	Kind        string   `json:"kind"`
+	Pattern     int      `json:"pattern"` // index in the BGP, -1 for an index start
+	From        string   `json:"from,omitempty"`
+	Pred        string   `json:"pred"`
+	Dir         string   `json:"dir"`
+	To          string   `json:"to"`
+	Binds       []string `json:"binds,omitempty"`
+	Mode        string   `json:"mode"`
+	Partitioned string   `json:"partitioned_on,omitempty"`
+	EstRows     float64  `json:"est_rows"`
+	// EXPLAIN ANALYZE
+	Actual *StepStatsJSON `json:"actual,omitempty"`
+}
+
+// StepStatsJSON is StepStats for JSON.
+type StepStatsJSON struct {
+	RowsIn       uint64  `json:"rows_in"`
+	RowsOut      uint64  `json:"rows_out"`
+	TimeMs       float64 `json:"time_ms"`
+	Reads        uint64  `json:"fabric_reads"`
+	ReadBytes    uint64  `json:"fabric_read_bytes"`
+	RoundTrips   uint64  `json:"fabric_round_trips"`
+	Messages     uint64  `json:"fabric_messages"`
+	MessageBytes uint64  `json:"fabric_message_bytes"`
+	Forks        uint64  `json:"forks"`
+}
+
+// ExplainNode is a node of the plan tree as EXPLAIN shows it.
+type ExplainNode struct {
+	Op          string        `json:"op"`
+	Vars        []string      `json:"vars,omitempty"`
+	Keys        []string      `json:"keys,omitempty"`
+	Offset      int64         `json:"offset,omitempty"`
+	Limit       *int64        `json:"limit,omitempty"`
+	Empty       bool          `json:"empty,omitempty"`
+	Start       string        `json:"start,omitempty"`
+	Coordinator *int          `json:"coordinator,omitempty"`
+	EstRows     float64       `json:"est_rows,omitempty"`
+	EstCost     float64       `json:"est_cost,omitempty"`
+	Steps       []ExplainStep `json:"steps,omitempty"`
+	Input       *ExplainNode  `json:"input,omitempty"`
+}
+
+// ExplainDoc is the whole EXPLAIN output.
+type ExplainDoc struct {
+	Vars          []string     `json:"vars"`
+	Mode          string       `json:"mode"`
+	ForkThreshold string       `json:"fork_threshold"`
+	Shards        int          `json:"shards"`
+	Passes        []string     `json:"planner_passes"`
+	Root          *ExplainNode `json:"plan"`
+	PlanMs        *float64     `json:"plan_ms,omitempty"`
+	ExecMs        *float64     `json:"exec_ms,omitempty"`
+	Rows          *int         `json:"rows,omitempty"`
+}
+
+// ExplainPlan builds the EXPLAIN document of plan; with a (nil when not
+// analyzed) it also carries the measurements.
+func ExplainPlan(plan *planner.Plan, a *Analysis, store Store) *ExplainDoc {
+	doc := &ExplainDoc{Mode: plan.Mode.String(), Shards: plan.Shards, Passes: planner.PassNames()}
+	doc.ForkThreshold = "derived from the cost model"
+	if plan.ForkThreshold > 0 {
+		doc.ForkThreshold = fmt.Sprint(plan.ForkThreshold)
+	}
+	for _, v := range plan.Vars {
+		doc.Vars = append(doc.Vars, "?"+string(v))
+	}
+	ex := 0
+	var build func(n planner.Node) *ExplainNode
+	build = func(n planner.Node) *ExplainNode {
+		switch n := n.(type) {
+		case *planner.Project:
+			return &ExplainNode{Op: "project", Vars: varNames(n.Vars), Input: build(n.Input)}
+		case *planner.Distinct:
+			return &ExplainNode{Op: "distinct", Input: build(n.Input)}
+		case *planner.OrderBy:
+			en := &ExplainNode{Op: "order-by"}
+			for _, k := range n.Keys {
+				s := "?" + string(k.Var)
+				if k.Desc {
+					s = "DESC(" + s + ")"
+				}
+				en.Keys = append(en.Keys, s)
+			}
+			en.Input = build(n.Input)
+			return en
+		case *planner.Slice:
+			en := &ExplainNode{Op: "slice", Offset: n.Offset, Input: build(n.Input)}
+			if n.Limit >= 0 {
+				l := n.Limit
+				en.Limit = &l
+			}
+			return en
+		case *planner.Explore:
+			en := &ExplainNode{Op: "explore", Empty: n.Empty, EstRows: round2(n.EstRows), EstCost: round2(n.EstCost)}
+			var ea *ExploreAnalysis
+			if a != nil && ex < len(a.Explores) {
+				ea = &a.Explores[ex]
+				c := ea.Coordinator
+				en.Coordinator = &c
+			}
+			ex++
+			switch {
+			case n.Empty:
+				en.Start = "nothing: a constant is not in the data"
+			case len(n.Steps) == 0:
+				en.Start = "one empty row"
+			case n.StartConst != 0:
+				en.Start = "constant " + termString(store, n.StartConst) + " (on its owner shard)"
+			case n.Steps[0].Kind == planner.StepIndex:
+				en.Start = "index on every shard"
+			}
+			for k, s := range n.Steps {
+				es := explainStep(k, s, n.Vars, store)
+				if ea != nil && k < len(ea.Steps) {
+					st := ea.Steps[k]
+					es.Actual = &StepStatsJSON{RowsIn: st.RowsIn, RowsOut: st.RowsOut, TimeMs: ms(st.Time.Seconds()),
+						Reads: st.Reads, ReadBytes: st.ReadBytes, RoundTrips: st.RoundTrips,
+						Messages: st.Messages, MessageBytes: st.MessageBytes, Forks: st.Forks}
+				}
+				en.Steps = append(en.Steps, es)
+			}
+			return en
+		}
+		return &ExplainNode{Op: fmt.Sprintf("%T", n)}
+	}
+	doc.Root = build(plan.Root)
+	if a != nil {
+		p, e := ms(a.PlanTime.Seconds()), ms(a.ExecTime.Seconds())
+		doc.PlanMs, doc.ExecMs, doc.Rows = &p, &e, &a.TotalRows
+	}
+	return doc
+}
+
+func ms(sec float64) float64 { return math.Round(sec*1e6) / 1e3 }
+
+func round2(x float64) float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return -1
+	}
+	return math.Round(x*100) / 100
+}
+
+func varNames(vs []sparql.Var) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = "?" + string(v)
+	}
+	return out
+}
+
+func termString(store Store, id ID) string {
+	if id == 0 {
+		return "(unknown)"
+	}
+	if store != nil {
+		if t, ok := store.Term(id); ok {
+			return t.String()
+		}
+	}
+	return fmt.Sprintf("#%d", id)
+}
+
+func operandString(o planner.Operand, vars []sparql.Var, store Store) string {
+	switch o.Kind {
+	case planner.OpConst:
+		return termString(store, o.ID)
+	case planner.OpVar:
+		if o.Col < len(vars) {
+			return "?" + string(vars[o.Col])
+		}
+		return fmt.Sprintf("$%d", o.Col)
+	}
+	return "*"
+}
+
+func explainStep(k int, s planner.Step, vars []sparql.Var, store Store) ExplainStep {
+	es := ExplainStep{N: k + 1, Kind: s.Kind.String(), Pattern: s.Pattern, Dir: s.Dir.String(),
+		Pred: operandString(s.Pred, vars, store), To: operandString(s.To, vars, store),
+		Mode: s.Mode.String(), EstRows: round2(s.EstRows)}
+	if s.Kind == planner.StepIndex {
+		switch {
+		case s.Pred.Kind == planner.OpAny:
+			es.Kind = "index: every subject"
+		case s.Pred.ID == graphstore.TypeID && s.Dir == planner.Out:
+			es.Kind = "index: every typed vertex"
+		case s.Pattern >= 0:
+			es.Kind = "index: type index"
+		case s.Dir == planner.Out:
+			es.Kind = "index: subjects of predicate"
+		default:
+			es.Kind = "index: objects of predicate"
+		}
+	} else {
+		es.From = operandString(s.From, vars, store)
+		switch {
+		case s.Kind == planner.StepExpand && s.From.Kind == planner.OpConst:
+			es.Kind = "expand const→var"
+		case s.Kind == planner.StepExpand:
+			es.Kind = "expand known→var"
+		case s.To.Kind == planner.OpConst:
+			es.Kind = "check known→const"
+		case s.From.Kind == planner.OpConst:
+			es.Kind = "check const→known"
+		default:
+			es.Kind = "check known→known"
+		}
+	}
+	if s.PredNew {
+		es.Binds = append(es.Binds, es.Pred)
+	}
+	if s.ToNew {
+		es.Binds = append(es.Binds, es.To)
+	}
+	if s.Partitioned >= 0 && s.Partitioned < len(vars) {
+		es.Partitioned = "?" + string(vars[s.Partitioned])
+	}
+	return es
+}
+
+// Explain returns the plan (and, with a, the measurements) as text.
+func Explain(plan *planner.Plan, a *Analysis, store Store) string {
+	doc := ExplainPlan(plan, a, store)
+	var b strings.Builder
+	fmt.Fprintf(&b, "SELECT %s  [%d shard(s), mode %s, fork threshold %s]\n", strings.Join(doc.Vars, " "), doc.Shards, doc.Mode, doc.ForkThreshold)
+	var walk func(n *ExplainNode, depth int)
+	walk = func(n *ExplainNode, depth int) {
+		ind := strings.Repeat("  ", depth)
+		switch n.Op {
+		case "project":
+			fmt.Fprintf(&b, "%sproject %s\n", ind, strings.Join(n.Vars, " "))
+		case "distinct":
+			fmt.Fprintf(&b, "%sdistinct\n", ind)
+		case "order-by":
+			fmt.Fprintf(&b, "%sorder by %s\n", ind, strings.Join(n.Keys, " "))
+		case "slice":
+			lim := "all"
+			if n.Limit != nil {
+				lim = fmt.Sprint(*n.Limit)
+			}
+			fmt.Fprintf(&b, "%sslice offset %d limit %s\n", ind, n.Offset, lim)
+		case "explore":
+			fmt.Fprintf(&b, "%sexplore from %s  (est rows %s, est cost %s", ind, n.Start, num(n.EstRows), num(n.EstCost))
+			if n.Coordinator != nil {
+				fmt.Fprintf(&b, ", coordinator node %d", *n.Coordinator)
+			}
+			b.WriteString(")\n")
+			for _, s := range n.Steps {
+				fmt.Fprintf(&b, "%s  %d. %-24s", ind, s.N, s.Kind)
+				if s.From != "" {
+					fmt.Fprintf(&b, " %s", s.From)
+				}
+				fmt.Fprintf(&b, " %s %s → %s  mode=%s", s.Pred, s.Dir, s.To, s.Mode)
+				if s.Partitioned != "" {
+					fmt.Fprintf(&b, " (rows on owners of %s)", s.Partitioned)
+				}
+				fmt.Fprintf(&b, " est=%s", num(s.EstRows))
+				if a := s.Actual; a != nil {
+					fmt.Fprintf(&b, "  | rows %d→%d time %.3fms reads %d (%d B, %d trips) msgs %d (%d B) forks %d",
+						a.RowsIn, a.RowsOut, a.TimeMs, a.Reads, a.ReadBytes, a.RoundTrips, a.Messages, a.MessageBytes, a.Forks)
+				}
+				b.WriteByte('\n')
+			}
+		default:
+			fmt.Fprintf(&b, "%s%s\n", ind, n.Op)
+		}
+		if n.Input != nil {
+			walk(n.Input, depth+1)
+		}
+	}
+	walk(doc.Root, 0)
+	if doc.PlanMs != nil {
+		fmt.Fprintf(&b, "rows %d, plan %.3fms, execution %.3fms\n", *doc.Rows, *doc.PlanMs, *doc.ExecMs)
+	}
+	return b.String()
+}
+
+func num(x float64) string {
+	if x < 0 {
+		return "?"
+	}
+	if x == math.Trunc(x) && x < 1e15 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+// ExplainJSON returns the EXPLAIN document as indented JSON.
+func ExplainJSON(plan *planner.Plan, a *Analysis, store Store) ([]byte, error) {
+	return json.MarshalIndent(ExplainPlan(plan, a, store), "", "  ")
+}

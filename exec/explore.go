@@ -1,0 +1,398 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/planner"
+)
+
+// StepStats are the measurements of one step (EXPLAIN ANALYZE), summed over
+// every node that ran a part of it.
+type StepStats struct {
+	RowsIn, RowsOut uint64
+	Time            time.Duration // summed over nodes
+	Reads           uint64        // one-sided fabric READs
+	ReadBytes       uint64
+	RoundTrips      uint64
+	Messages        uint64 // fabric messages sent (sub-queries and replies)
+	MessageBytes    uint64
+	Forks           uint64 // sub-queries sent
+}
+
+func (s *StepStats) add(o *StepStats) {
+	s.RowsIn += o.RowsIn
+	s.RowsOut += o.RowsOut
+	s.Time += o.Time
+	s.Reads += o.Reads
+	s.ReadBytes += o.ReadBytes
+	s.RoundTrips += o.RoundTrips
+	s.Messages += o.Messages
+	s.MessageBytes += o.MessageBytes
+	s.Forks += o.Forks
+}
+
+// task is an exploration (or the rest of one) run by one node: the node,
+// the context of the query, the steps and where the stats go.
+type task struct {
+	eng     *Engine
+	node    int
+	ctx     context.Context
+	steps   []planner.Step
+	ncols   int
+	analyze bool
+	stats   []StepStats // per step; nil unless analyze
+}
+
+// explore runs steps[k:] over t and returns the rows (full history).
+func (r *task) explore(k int, t *Table) (*Table, error) {
+	for ; k < len(r.steps); k++ {
+		if err := r.ctx.Err(); err != nil {
+			return nil, err
+		}
+		if t.N == 0 {
+			return t, nil
+		}
+		s := &r.steps[k]
+		var st *StepStats
+		var t0 time.Time
+		if r.analyze {
+			st = &r.stats[k]
+			st.RowsIn += uint64(t.N)
+			t0 = time.Now()
+		}
+		shards := r.eng.store.Shards()
+		switch {
+		case s.Mode == planner.ModeForkJoin && shards > 1 && s.Kind == planner.StepIndex:
+			return r.forkAll(k, t, st, t0)
+		case s.Mode == planner.ModeForkJoin && shards > 1 && s.From.Kind == planner.OpConst:
+			if owner := r.eng.store.Owner(s.From.ID); owner != r.node {
+				return r.forkTo(k, t, owner, st, t0)
+			}
+		case s.Mode == planner.ModeForkJoin && shards > 1:
+			return r.forkSplit(k, t, st, t0)
+		}
+		var err error
+		if s.Kind == planner.StepIndex {
+			t, err = r.index(s, t, st)
+		} else {
+			t, err = r.apply(s, t, st)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", k+1, err)
+		}
+		if st != nil {
+			st.RowsOut += uint64(t.N)
+			st.Time += time.Since(t0)
+		}
+	}
+	return t, nil
+}
+
+// lookup reads keys of one shard, accounting the fabric cost.
+func (r *task) lookup(shard int, keys []Key, out [][]ID, st *StepStats) error {
+	c, err := r.eng.store.Lookup(r.ctx, r.node, shard, keys, out)
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		st.Reads += c.Reads
+		st.ReadBytes += c.Bytes
+		st.RoundTrips += c.RoundTrips
+	}
+	return nil
+}
+
+// indexList returns the index vertex (0, p, d): this shard's part when
+// local, else the union over every shard. p == TypeID with d == Out means
+// every typed vertex; p == 0 every subject.
+func (r *task) indexList(p ID, d planner.Dir, local bool, st *StepStats) ([]ID, error) {
+	var parts [][]ID
+	for sh := 0; sh < r.eng.store.Shards(); sh++ {
+		if local && sh != r.node {
+			continue
+		}
+		l, err := r.shardIndex(sh, p, d, st)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, l)
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	return mergeUnion(parts), nil
+}
+
+// shardIndex reads one shard's index list (see indexList).
+func (r *task) shardIndex(sh int, p ID, d planner.Dir, st *StepStats) ([]ID, error) {
+	switch {
+	case p == graphstore.AllPredicates || (p == graphstore.TypeID && d == planner.Out):
+		// The union of the shard's predicate indexes (or class indexes).
+		var keys []Key
+		if p == graphstore.TypeID {
+			for c := range r.eng.stats.Classes {
+				keys = append(keys, graphstore.MakeKey(graphstore.IndexVertex, c, planner.In))
+			}
+		} else {
+			out := make([][]ID, 1)
+			if err := r.lookup(sh, []Key{graphstore.MakeKey(graphstore.IndexVertex, graphstore.AllPredicates, planner.Out)}, out, st); err != nil {
+				return nil, err
+			}
+			for _, q := range out[0] {
+				if q == graphstore.TypeID {
+					for c := range r.eng.stats.Classes {
+						keys = append(keys, graphstore.MakeKey(graphstore.IndexVertex, c, planner.In))
+					}
+					continue
+				}
+				keys = append(keys, graphstore.MakeKey(graphstore.IndexVertex, q, planner.Out))
+			}
+		}
+		if len(keys) == 0 {
+			return nil, nil
+		}
+		out := make([][]ID, len(keys))
+		if err := r.lookup(sh, keys, out, st); err != nil {
+			return nil, err
+		}
+		return mergeUnion(out), nil
+	case p > graphstore.MaxPredicate:
+		return nil, nil
+	}
+	out := make([][]ID, 1)
+	if err := r.lookup(sh, []Key{graphstore.MakeKey(graphstore.IndexVertex, p, d)}, out, st); err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// index runs an index step: every row × the index list, bound to To.
+func (r *task) index(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
+	p := ID(0)
+	if s.Pred.Kind == planner.OpConst {
+		p = s.Pred.ID
+	}
+	local := s.Mode == planner.ModeLocal
+	list, err := r.indexList(p, s.Dir, local, st)
+	if err != nil {
+		return nil, err
+	}
+	n := t.N * len(list)
+	src := make([]int32, 0, n)
+	vals := make([]ID, 0, n)
+	for row := 0; row < t.N; row++ {
+		for _, x := range list {
+			src = append(src, int32(row))
+			vals = append(vals, x)
+		}
+	}
+	out := t.gather(src)
+	out.Cols[s.To.Col] = vals
+	return out, nil
+}
+
+// fetch collects the keys a step needs, deduplicated, and reads them per
+// owner shard: locally, or through the fabric in one batch per shard.
+type fetch struct {
+	r      *task
+	handle map[Key]int32
+	keys   [][]Key   // per shard
+	pos    [][]int32 // per shard: handle of each key
+	lists  [][]ID    // by handle
+	vertex []ID      // by handle: the key's vertex
+}
+
+func newFetch(r *task) *fetch {
+	n := r.eng.store.Shards()
+	return &fetch{r: r, handle: map[Key]int32{}, keys: make([][]Key, n), pos: make([][]int32, n)}
+}
+
+func (f *fetch) want(v, p ID, d planner.Dir) int32 {
+	if v == 0 || v > graphstore.MaxID || p > graphstore.MaxPredicate {
+		return -1
+	}
+	k := graphstore.MakeKey(v, p, d)
+	if h, ok := f.handle[k]; ok {
+		return h
+	}
+	h := int32(len(f.lists))
+	f.handle[k] = h
+	f.lists = append(f.lists, nil)
+	f.vertex = append(f.vertex, v)
+	sh := f.r.eng.store.Owner(v)
+	f.keys[sh] = append(f.keys[sh], k)
+	f.pos[sh] = append(f.pos[sh], h)
+	return h
+}
+
+// run reads every pending key.
+func (f *fetch) run(st *StepStats) error {
+	var out [][]ID
+	for sh, keys := range f.keys {
+		if len(keys) == 0 {
+			continue
+		}
+		out = append(out[:0], make([][]ID, len(keys))...)
+		if err := f.r.lookup(sh, keys, out, st); err != nil {
+			return err
+		}
+		for i, h := range f.pos[sh] {
+			f.lists[h] = out[i]
+		}
+		f.keys[sh] = keys[:0]
+		f.pos[sh] = f.pos[sh][:0]
+	}
+	return nil
+}
+
+func (f *fetch) list(h int32) []ID {
+	if h < 0 {
+		return nil
+	}
+	return f.lists[h]
+}
+
+// predList is one predicate of a vertex with its neighbours (a variable
+// predicate step).
+type predList struct {
+	p ID
+	h int32 // fetch handle; -2: the type index list in typeIdx
+}
+
+// apply runs an expand or check step over the rows of t, reading local
+// adjacency directly and remote adjacency through batched fabric READs.
+func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
+	f := newFetch(r)
+	from := func(row int) ID {
+		if s.From.Kind == planner.OpConst {
+			return s.From.ID
+		}
+		return t.At(s.From.Col, row)
+	}
+	pred := func(row int) ID {
+		if s.Pred.Kind == planner.OpConst {
+			return s.Pred.ID
+		}
+		return t.At(s.Pred.Col, row)
+	}
+	typeIdx := map[ID][]ID{} // class → instances (rdf:type In lists)
+	h := make([]int32, t.N)
+	for row := 0; row < t.N; row++ {
+		v := from(row)
+		switch {
+		case s.PredNew:
+			h[row] = f.want(v, graphstore.AllPredicates, s.Dir)
+		default:
+			p := pred(row)
+			if p == graphstore.TypeID && s.Dir == planner.In {
+				typeIdx[v] = nil
+				h[row] = -2
+				continue
+			}
+			if p == 0 {
+				h[row] = -1
+				continue
+			}
+			h[row] = f.want(v, p, s.Dir)
+		}
+	}
+	if err := f.run(st); err != nil {
+		return nil, err
+	}
+	// Variable predicate: a second round for (v, p, dir) of each predicate.
+	var preds map[int32][]predList
+	if s.PredNew {
+		preds = map[int32][]predList{}
+		nall := len(f.lists)
+		for ha := int32(0); ha < int32(nall); ha++ {
+			v := f.vertex[ha]
+			var pl []predList
+			for _, p := range f.lists[ha] {
+				if p == graphstore.TypeID && s.Dir == planner.In {
+					continue // never an In list: the type index below
+				}
+				pl = append(pl, predList{p: p, h: f.want(v, p, s.Dir)})
+			}
+			if s.Dir == planner.In && r.eng.store.IsClass(v) {
+				typeIdx[v] = nil
+				pl = append(pl, predList{p: graphstore.TypeID, h: -2})
+			}
+			preds[ha] = pl
+		}
+		if err := f.run(st); err != nil {
+			return nil, err
+		}
+	}
+	for c := range typeIdx {
+		l, err := r.indexList(c, planner.In, false, st)
+		if err != nil {
+			return nil, err
+		}
+		typeIdx[c] = l
+	}
+
+	src := make([]int32, 0, t.N)
+	var newTo, newPred []ID
+	predCol := -1
+	if s.PredNew {
+		predCol = s.Pred.Col
+	}
+	to := func(row int) ID {
+		if s.To.Kind == planner.OpConst {
+			return s.To.ID
+		}
+		return t.At(s.To.Col, row)
+	}
+	emit := func(row int, p ID, l []ID) {
+		if s.ToNew {
+			for _, x := range l {
+				if predCol >= 0 && s.To.Col == predCol && x != p {
+					continue
+				}
+				src = append(src, int32(row))
+				newTo = append(newTo, x)
+				if predCol >= 0 {
+					newPred = append(newPred, p)
+				}
+			}
+			return
+		}
+		if contains(l, to(row)) {
+			src = append(src, int32(row))
+			if predCol >= 0 {
+				newPred = append(newPred, p)
+			}
+		}
+	}
+	for row := 0; row < t.N; row++ {
+		hr := h[row]
+		switch {
+		case s.PredNew:
+			if hr < 0 {
+				continue
+			}
+			for _, pl := range preds[hr] {
+				if pl.h == -2 {
+					emit(row, pl.p, typeIdx[f.vertex[hr]])
+				} else {
+					emit(row, pl.p, f.list(pl.h))
+				}
+			}
+		case hr == -2:
+			emit(row, 0, typeIdx[from(row)])
+		default:
+			emit(row, 0, f.list(hr))
+		}
+	}
+	out := t.gather(src)
+	if predCol >= 0 {
+		out.Cols[predCol] = newPred
+	}
+	if s.ToNew {
+		out.Cols[s.To.Col] = newTo
+	}
+	return out, nil
+}

@@ -1,0 +1,152 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/planner"
+	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/rdmakv"
+)
+
+// GraphStore adapts a *graphstore.Store (every shard local to this
+// process, one fabric node per shard) to the engine's Store and Transport:
+// a node reads its own shard from its region and other shards through the
+// store's fabric (batched one-sided READs), and sends messages through the
+// same fabric.
+type GraphStore struct {
+	s      *graphstore.Store
+	stats  *planner.Stats
+	mu     sync.Mutex
+	remote map[[2]int]*rdmakv.RemoteTable // (from shard, to shard)
+}
+
+var (
+	_ Store     = (*GraphStore)(nil)
+	_ Transport = (*GraphStore)(nil)
+)
+
+// NewGraphStore wraps s. Every shard must be local, on its own fabric node.
+func NewGraphStore(s *graphstore.Store) (*GraphStore, error) {
+	if len(s.LocalShards()) != s.NumShards() {
+		return nil, fmt.Errorf("engine needs every shard in this process (%d of %d local)", len(s.LocalShards()), s.NumShards())
+	}
+	if s.Nodes() != s.NumShards() {
+		return nil, fmt.Errorf("engine needs one fabric node per shard (%d nodes, %d shards)", s.Nodes(), s.NumShards())
+	}
+	return &GraphStore{s: s, stats: plannerStats(s), remote: map[[2]int]*rdmakv.RemoteTable{}}, nil
+}
+
+// NewGraphEngine returns an engine over s, using s's fabric as transport.
+func NewGraphEngine(s *graphstore.Store, cfg Config) (*Engine, error) {
+	g, err := NewGraphStore(s)
+	if err != nil {
+		return nil, err
+	}
+	return New(g, g, cfg), nil
+}
+
+// Graph returns the wrapped store.
+func (g *GraphStore) Graph() *graphstore.Store { return g.s }
+
+func plannerStats(s *graphstore.Store) *planner.Stats {
+	gs := s.Stats()
+	st := &planner.Stats{
+		Shards: s.NumShards(), TypeID: graphstore.TypeID, Triples: gs.Triples,
+		Vertices: max(gs.Subjects, gs.Objects),
+		Preds:    make(map[ID]planner.PredStats, len(gs.Predicates)),
+		Classes:  make(map[ID]uint64, len(gs.Classes)),
+	}
+	for _, p := range gs.Predicates {
+		st.Preds[p.Pred] = planner.PredStats{Triples: p.Triples, Subjects: p.Subjects, Objects: p.Objects}
+	}
+	for _, c := range gs.Classes {
+		st.Classes[c.Class] = c.Instances
+	}
+	return st
+}
+
+func (g *GraphStore) Shards() int                      { return g.s.NumShards() }
+func (g *GraphStore) Owner(v ID) int                   { return g.s.Owner(v) }
+func (g *GraphStore) LookupTerm(t rdf.Term) (ID, bool) { return g.s.Dict().Lookup(t) }
+func (g *GraphStore) Term(id ID) (rdf.Term, bool)      { return g.s.Dict().Term(id) }
+func (g *GraphStore) IsClass(id ID) bool               { return g.s.Dict().IsClass(id) }
+func (g *GraphStore) PlannerStats() *planner.Stats     { return g.stats }
+
+func (g *GraphStore) remoteTable(ctx context.Context, self, shard int) (*rdmakv.RemoteTable, error) {
+	k := [2]int{self, shard}
+	g.mu.Lock()
+	rt := g.remote[k]
+	g.mu.Unlock()
+	if rt != nil {
+		return rt, nil
+	}
+	rt, err := rdmakv.OpenRemoteTable(ctx, g.s.Fabric(), g.s.NodeOf(self), g.s.NodeOf(shard), rdmakv.RegionID(shard))
+	if err != nil {
+		return nil, fmt.Errorf("cannot open shard %d from node %d: %w", shard, self, err)
+	}
+	g.mu.Lock()
+	if g.remote[k] == nil {
+		g.remote[k] = rt
+	}
+	rt = g.remote[k]
+	g.mu.Unlock()
+	return rt, nil
+}
+
+// Lookup implements Store.
+func (g *GraphStore) Lookup(ctx context.Context, self, shard int, keys []Key, out [][]ID) (ReadCost, error) {
+	if shard == self {
+		v := g.s.Shard(self)
+		buf, ends, err := v.AppendEdgesBatch(ctx, keys, nil, nil)
+		if err != nil {
+			return ReadCost{}, err
+		}
+		start := 0
+		for i, e := range ends {
+			out[i] = buf[start:e:e]
+			start = e
+		}
+		return ReadCost{}, nil
+	}
+	rt, err := g.remoteTable(ctx, self, shard)
+	if err != nil {
+		return ReadCost{}, err
+	}
+	lookups := make([]rdmakv.Lookup, len(keys))
+	for i, k := range keys {
+		lookups[i] = rdmakv.Lookup{Table: rt, Key: uint64(k)}
+	}
+	m := &rdmakv.Meter{}
+	vals, ends, err := rdmakv.LookupBatch(rdmakv.ContextWithMeter(ctx, m), g.s.Fabric(), g.s.NodeOf(self), lookups, nil, nil)
+	if err != nil {
+		return ReadCost{}, fmt.Errorf("cannot read %d keys of shard %d: %w", len(keys), shard, err)
+	}
+	ids := make([]ID, len(vals))
+	for i, v := range vals {
+		ids[i] = ID(v)
+	}
+	start := 0
+	for i, e := range ends {
+		out[i] = ids[start:e:e]
+		start = e
+	}
+	c := m.Snapshot()
+	return ReadCost{Reads: c.Reads, Bytes: c.ReadBytes, RoundTrips: c.RoundTrips}, nil
+}
+
+// Send implements Transport.
+func (g *GraphStore) Send(ctx context.Context, from, to int, msg []byte) error {
+	return g.s.Fabric().Send(ctx, g.s.NodeOf(from), g.s.NodeOf(to), msg)
+}
+
+// Recv implements Transport.
+func (g *GraphStore) Recv(ctx context.Context, node int) (int, []byte, error) {
+	m, err := g.s.Fabric().Recv(ctx, g.s.NodeOf(node))
+	if err != nil {
+		return 0, nil, err
+	}
+	return int(m.From), m.Data, nil
+}

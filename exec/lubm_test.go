@@ -1,0 +1,144 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/loader"
+	"github.com/wukongd/wukongd/planner"
+	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/sparql"
+)
+
+const lubmDir = "/work/shared/datasets/lubm"
+
+var (
+	lubm1Once    sync.Once
+	lubm1Triples []rdf.Triple
+	lubm1Err     error
+)
+
+// lubm1 returns the triples of the real LUBM-1 (skipping the test when the
+// data set is not on this machine).
+func lubm1(t testing.TB) []rdf.Triple {
+	t.Helper()
+	path := filepath.Join(lubmDir, "lubm1.nt.gz")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("LUBM-1 not available: %v", err)
+	}
+	lubm1Once.Do(func() {
+		lubm1Err = loader.ParseFile(path, loader.Options{}, func(q rdf.Quad) error {
+			lubm1Triples = append(lubm1Triples, q.Triple())
+			return nil
+		})
+	})
+	if lubm1Err != nil {
+		t.Fatalf("cannot read LUBM-1: %v", lubm1Err)
+	}
+	return lubm1Triples
+}
+
+// newTestEngine builds a store of triples over shards and an engine on it.
+func newTestEngine(t testing.TB, triples []rdf.Triple, shards int) *Engine {
+	t.Helper()
+	b, err := graphstore.NewBuilder(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(triples); i += 4096 {
+		if err := b.AddTriples(triples[i:min(i+4096, len(triples))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewGraphEngine(st, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.Close()
+		st.Close()
+	})
+	return e
+}
+
+// tsv renders a result like the reference answer files: a header of
+// ?vars, then the rows, terms in N-Triples syntax, sorted bytewise.
+func tsv(res *Result) string {
+	var lines []string
+	var row []rdf.Term
+	for i := 0; i < res.Len(); i++ {
+		row = res.Row(i, row)
+		f := make([]string, len(row))
+		for j, x := range row {
+			f[j] = x.String()
+		}
+		lines = append(lines, strings.Join(f, "\t"))
+	}
+	sort.Strings(lines)
+	h := make([]string, len(res.Vars))
+	for i, v := range res.Vars {
+		h[i] = "?" + string(v)
+	}
+	return strings.Join(append([]string{strings.Join(h, "\t")}, lines...), "\n") + "\n"
+}
+
+var modes = []planner.Mode{planner.ModeAuto, planner.ModeInPlace, planner.ModeForkJoin}
+
+func TestLUBM1Answers(t *testing.T) {
+	triples := lubm1(t)
+	type query struct {
+		name string
+		q    *sparql.Query
+		want string
+	}
+	var queries []query
+	for _, set := range []string{"wukong", "std"} {
+		files, _ := filepath.Glob(filepath.Join(lubmDir, "queries", set, "*.rq"))
+		for _, f := range files {
+			text, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := sparql.ParseQuery(string(text))
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			base := strings.TrimSuffix(filepath.Base(f), ".rq")
+			want, err := os.ReadFile(filepath.Join(lubmDir, "answers", "lubm1", set, base+".tsv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			queries = append(queries, query{set + "/" + base, q, string(bytes.TrimRight(want, "\n")) + "\n"})
+		}
+	}
+	if len(queries) != 26 {
+		t.Fatalf("found %d queries, want 26", len(queries))
+	}
+	for _, shards := range []int{1, 4} {
+		e := newTestEngine(t, triples, shards)
+		for _, m := range modes {
+			for _, q := range queries {
+				res, err := e.Run(context.Background(), q.q, Options{Mode: m})
+				if err != nil {
+					t.Errorf("%d shards, %s, %s: %v", shards, m, q.name, err)
+					continue
+				}
+				if got := tsv(res); got != q.want {
+					t.Errorf("%d shards, %s, %s: got %d rows, want %d rows\n%s", shards, m, q.name,
+						strings.Count(got, "\n")-1, strings.Count(q.want, "\n")-1, Explain(res.Plan, nil, e.Store()))
+				}
+			}
+		}
+	}
+}

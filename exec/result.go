@@ -1,0 +1,282 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/wukongd/wukongd/planner"
+	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/sparql"
+)
+
+// Result is the answer of a query: the result variables and the rows as ID
+// columns (Rows.Cols[i] binds Vars[i]), decoded to terms on demand.
+type Result struct {
+	Vars     []sparql.Var
+	Rows     *Table
+	Plan     *planner.Plan
+	Analysis *Analysis // nil unless Options.Analyze
+	store    Store
+	locals   *TermTable
+}
+
+// Len returns the number of rows.
+func (r *Result) Len() int { return r.Rows.N }
+
+// Term decodes an ID of the result (0 is the zero Term: unbound).
+func (r *Result) Term(id ID) rdf.Term {
+	if id == 0 {
+		return rdf.Term{}
+	}
+	if id >= LocalIDBase && r.locals != nil {
+		t, _ := r.locals.Term(id)
+		return t
+	}
+	t, _ := r.store.Term(id)
+	return t
+}
+
+// Row decodes row i into dst (grown as needed) and returns it.
+func (r *Result) Row(i int, dst []rdf.Term) []rdf.Term {
+	dst = dst[:0]
+	for c := range r.Rows.Cols {
+		dst = append(dst, r.Term(r.Rows.At(c, i)))
+	}
+	return dst
+}
+
+// VarNames returns the result variables as strings (without '?').
+func (r *Result) VarNames() []string {
+	out := make([]string, len(r.Vars))
+	for i, v := range r.Vars {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// Analysis is what EXPLAIN ANALYZE measured.
+type Analysis struct {
+	PlanTime  time.Duration
+	ExecTime  time.Duration
+	Explores  []ExploreAnalysis // in the order of Plan.Explores
+	TotalRows int
+}
+
+// ExploreAnalysis is one exploration's measurements.
+type ExploreAnalysis struct {
+	Coordinator int
+	Steps       []StepStats
+}
+
+// Execute runs a plan made by Plan (or planner.Build over this engine's
+// store).
+func (e *Engine) Execute(ctx context.Context, plan *planner.Plan, opts Options) (*Result, error) {
+	t0 := time.Now()
+	res := &Result{Vars: plan.Vars, Plan: plan, store: e.store, locals: &TermTable{}}
+	if opts.Analyze {
+		res.Analysis = &Analysis{}
+	}
+	t, err := e.eval(ctx, plan.Root, opts, res)
+	if err != nil {
+		return nil, err
+	}
+	out := project(t, plan.Vars)
+	res.Rows = out
+	if res.Analysis != nil {
+		res.Analysis.ExecTime = time.Since(t0)
+		res.Analysis.TotalRows = out.N
+	}
+	return res, nil
+}
+
+func (e *Engine) eval(ctx context.Context, n planner.Node, opts Options, res *Result) (*Table, error) {
+	switch n := n.(type) {
+	case *planner.Explore:
+		t, stats, coord, err := e.runExplore(ctx, n, opts)
+		if err != nil {
+			return nil, err
+		}
+		if res.Analysis != nil {
+			res.Analysis.Explores = append(res.Analysis.Explores, ExploreAnalysis{Coordinator: coord, Steps: stats})
+		}
+		return t, nil
+	case *planner.Project:
+		t, err := e.eval(ctx, n.Input, opts, res)
+		if err != nil {
+			return nil, err
+		}
+		return project(t, n.Vars), nil
+	case *planner.Distinct:
+		t, err := e.eval(ctx, n.Input, opts, res)
+		if err != nil {
+			return nil, err
+		}
+		return distinct(t), nil
+	case *planner.OrderBy:
+		t, err := e.eval(ctx, n.Input, opts, res)
+		if err != nil {
+			return nil, err
+		}
+		return orderBy(t, n.Keys, res.Term), nil
+	case *planner.Slice:
+		t, err := e.eval(ctx, n.Input, opts, res)
+		if err != nil {
+			return nil, err
+		}
+		return slice(t, n.Offset, n.Limit), nil
+	}
+	return nil, fmt.Errorf("BUG: plan node %T", n)
+}
+
+// project keeps vars, in order; a variable t does not bind is unbound.
+func project(t *Table, vars []sparql.Var) *Table {
+	out := &Table{Vars: vars, Cols: make([][]ID, len(vars)), N: t.N}
+	for i, v := range vars {
+		if c := t.Col(v); c >= 0 {
+			out.Cols[i] = t.Cols[c]
+		}
+	}
+	return out
+}
+
+// distinct keeps the first of equal rows (IDs are terms: equal IDs are
+// the same term).
+func distinct(t *Table) *Table {
+	seen := make(map[string]struct{}, t.N)
+	var src []int32
+	key := make([]byte, 0, 8*len(t.Cols))
+	for r := 0; r < t.N; r++ {
+		key = key[:0]
+		for c := range t.Cols {
+			v := t.At(c, r)
+			key = append(key, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
+		}
+		if _, ok := seen[string(key)]; ok {
+			continue
+		}
+		seen[string(key)] = struct{}{}
+		src = append(src, int32(r))
+	}
+	if len(src) == t.N {
+		return t
+	}
+	return t.gather(src)
+}
+
+// slice skips offset rows and keeps limit (-1: all).
+func slice(t *Table, offset, limit int64) *Table {
+	lo := min(max(offset, 0), int64(t.N))
+	hi := int64(t.N)
+	if limit >= 0 && lo+limit < hi {
+		hi = lo + limit
+	}
+	if lo == 0 && hi == int64(t.N) {
+		return t
+	}
+	src := make([]int32, 0, hi-lo)
+	for r := lo; r < hi; r++ {
+		src = append(src, int32(r))
+	}
+	return t.gather(src)
+}
+
+// orderBy sorts t stably by the keys' terms in SPARQL order.
+func orderBy(t *Table, keys []planner.OrderKey, term func(ID) rdf.Term) *Table {
+	cols := make([]int, len(keys))
+	cache := map[ID]rdf.Term{}
+	dec := func(id ID) rdf.Term {
+		if x, ok := cache[id]; ok {
+			return x
+		}
+		x := term(id)
+		cache[id] = x
+		return x
+	}
+	for i, k := range keys {
+		cols[i] = t.Col(k.Var)
+	}
+	src := make([]int32, t.N)
+	for i := range src {
+		src[i] = int32(i)
+	}
+	sort.SliceStable(src, func(i, j int) bool {
+		for k, c := range cols {
+			if c < 0 {
+				continue
+			}
+			a, b := t.At(c, int(src[i])), t.At(c, int(src[j]))
+			if a == b {
+				continue
+			}
+			cmp := CompareTerms(dec(a), dec(b))
+			if keys[k].Desc {
+				cmp = -cmp
+			}
+			if cmp != 0 {
+				return cmp < 0
+			}
+		}
+		return false
+	})
+	return t.gather(src)
+}
+
+// CompareTerms orders terms as ORDER BY does (SPARQL 1.1 §15.1): unbound,
+// then blank nodes, then IRIs, then literals. Numeric literals compare by
+// value among themselves; other literals by lexical form, then datatype,
+// then language (a total order, so sorting is deterministic).
+func CompareTerms(a, b rdf.Term) int {
+	if a.Kind != b.Kind {
+		return kindRank(a.Kind) - kindRank(b.Kind)
+	}
+	if a.Kind == rdf.KindLiteral {
+		x, okx := numericValue(a)
+		y, oky := numericValue(b)
+		if okx && oky {
+			if c := x.Cmp(y); c != 0 {
+				return c
+			}
+		}
+	}
+	if c := strings.Compare(a.Value, b.Value); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Datatype, b.Datatype); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Lang, b.Lang)
+}
+
+func kindRank(k rdf.Kind) int {
+	switch k {
+	case rdf.KindNone:
+		return 0
+	case rdf.KindBlank:
+		return 1
+	case rdf.KindIRI:
+		return 2
+	}
+	return 3
+}
+
+// numericValue parses a numeric literal (xsd integer, decimal, float,
+// double and the integer subtypes) exactly.
+func numericValue(t rdf.Term) (*big.Rat, bool) {
+	dt := t.Datatype
+	if !strings.HasPrefix(dt, rdf.XSD) {
+		return nil, false
+	}
+	switch dt[len(rdf.XSD):] {
+	case "integer", "decimal", "float", "double", "int", "long", "short", "byte",
+		"nonNegativeInteger", "positiveInteger", "nonPositiveInteger", "negativeInteger",
+		"unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte":
+	default:
+		return nil, false
+	}
+	r, ok := new(big.Rat).SetString(strings.TrimSpace(t.Value))
+	return r, ok
+}

@@ -1,0 +1,154 @@
+package planner
+
+import (
+	"math"
+	"time"
+)
+
+// PredStats are the load statistics of one predicate.
+type PredStats struct {
+	Triples  uint64 // triples with the predicate
+	Subjects uint64 // distinct subjects
+	Objects  uint64 // distinct objects
+}
+
+// Stats are the statistics the cost model reads, filled from the store's
+// load-time statistics.
+type Stats struct {
+	Shards   int
+	TypeID   ID // the ID of rdf:type (0: no rdf:type in the data)
+	Triples  uint64
+	Vertices uint64 // distinct subjects and objects that are not classes
+	Preds    map[ID]PredStats
+	Classes  map[ID]uint64 // instances per class
+}
+
+func (s *Stats) pred(p ID) PredStats {
+	if ps, ok := s.Preds[p]; ok {
+		return ps
+	}
+	return PredStats{}
+}
+
+// vertices returns the number of vertices, at least 1.
+func (s *Stats) vertices() float64 { return math.Max(1, float64(s.Vertices)) }
+
+// avgDegree is the fan-out of (vertex, p, dir) for a vertex having p in
+// that direction; p == 0 means any predicate (variable predicate).
+func (s *Stats) avgDegree(p ID, d Dir) float64 {
+	if p == 0 {
+		return math.Max(1, float64(s.Triples)/s.vertices())
+	}
+	if p == s.TypeID && d == In {
+		// A class's instances: average over classes.
+		var n, c float64
+		for _, k := range s.Classes {
+			n += float64(k)
+			c++
+		}
+		if c == 0 {
+			return 0
+		}
+		return n / c
+	}
+	ps := s.pred(p)
+	if ps.Triples == 0 {
+		return 0
+	}
+	div := ps.Subjects
+	if d == In {
+		div = ps.Objects
+	}
+	return float64(ps.Triples) / math.Max(1, float64(div))
+}
+
+// ends returns the number of distinct vertices at the far end of p in
+// direction d (the objects for Out).
+func (s *Stats) ends(p ID, d Dir) float64 {
+	if p == 0 {
+		return s.vertices()
+	}
+	if p == s.TypeID {
+		if d == Out {
+			return math.Max(1, float64(len(s.Classes)))
+		}
+		return s.vertices()
+	}
+	ps := s.pred(p)
+	if d == Out {
+		return math.Max(1, float64(ps.Objects))
+	}
+	return math.Max(1, float64(ps.Subjects))
+}
+
+// starts returns the number of distinct vertices having p in direction d.
+func (s *Stats) starts(p ID, d Dir) float64 {
+	return s.ends(p, 1-d)
+}
+
+// Cost is the fabric cost model the mode choice uses. Costs are in
+// nanoseconds of the node running the step.
+type Cost struct {
+	// ReadRoundTrip is the latency of one batched READ round trip; ReadPerKey
+	// the CPU+wire cost per remote key looked up (two READs: a bucket and a
+	// value), ReadPerByte per byte of adjacency read.
+	ReadRoundTrip, ReadPerKey, ReadPerByte float64
+	// MsgLatency is the latency of one message; MsgPerByte per byte shipped;
+	// ForkFixed the fixed cost of a sub-query (encode, queue, decode, reply).
+	MsgLatency, MsgPerByte, ForkFixed float64
+}
+
+// DefaultCost models the in-process loopback fabric, measured on the dev
+// machine (a key lookup through a loopback READ is a pair of small copies,
+// a fork is two messages plus a goroutine hand-off and the encoding).
+func DefaultCost() Cost {
+	return Cost{
+		ReadRoundTrip: 300, ReadPerKey: 120, ReadPerByte: 0.1,
+		MsgLatency: 1000, MsgPerByte: 0.3, ForkFixed: 8000,
+	}
+}
+
+// NetworkCost returns the model for a network with the given READ and
+// message latency and bandwidth (bytes per second; 0 = unlimited) on top of
+// the in-process costs.
+func NetworkCost(readLatency, msgLatency time.Duration, bytesPerSecond float64) Cost {
+	c := DefaultCost()
+	c.ReadRoundTrip += float64(readLatency.Nanoseconds())
+	c.ReadPerKey += float64(readLatency.Nanoseconds()) / 16 // READs of a batch overlap
+	c.MsgLatency += float64(msgLatency.Nanoseconds())
+	if bytesPerSecond > 0 {
+		c.ReadPerByte += 1e9 / bytesPerSecond
+		c.MsgPerByte += 1e9 / bytesPerSecond
+	}
+	return c
+}
+
+// Threshold returns the number of rows at which shipping rows to the owners
+// (fork-join) becomes cheaper than reading their adjacency remotely, for a
+// cluster of shards nodes, rows of cols columns and an average fan-out
+// deg: the rows r where
+//
+//	inplace(r) = (shards-1)·ReadRoundTrip + r·f·(ReadPerKey + 8·deg·ReadPerByte)
+//	fork(r)    = (shards-1)·(2·MsgLatency + ForkFixed) + r·f·8·cols·MsgPerByte·2
+//
+// with f = (shards-1)/shards the remote fraction. Fork-join also runs the
+// children in parallel; the model credits that by dividing the in-place
+// per-row cost's remote part over the nodes only when it is cheaper.
+func (c Cost) Threshold(shards, cols int, deg float64) float64 {
+	if shards <= 1 {
+		return math.Inf(1)
+	}
+	n := float64(shards - 1)
+	f := n / float64(shards)
+	perInPlace := f * (c.ReadPerKey + 8*deg*c.ReadPerByte)
+	perFork := f * 8 * float64(cols) * c.MsgPerByte * 2
+	fixed := n*(2*c.MsgLatency+c.ForkFixed) - n*c.ReadRoundTrip
+	if perInPlace <= perFork {
+		return math.Inf(1)
+	}
+	t := fixed / (perInPlace - perFork)
+	if t < 1 {
+		t = 1
+	}
+	return t
+}

@@ -1,0 +1,231 @@
+package planner
+
+import (
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/sparql"
+)
+
+// ID is a dictionary ID of a term. 0 is never a term: in a column it means
+// "unbound".
+type ID = graphstore.ID
+
+// Dir is the direction of a step along an edge: Out follows subject→object,
+// In follows object→subject.
+type Dir = graphstore.Dir
+
+// The directions.
+const (
+	Out = graphstore.Out
+	In  = graphstore.In
+)
+
+// Mode is how a step reaches adjacency lists owned by other shards.
+type Mode uint8
+
+const (
+	// ModeAuto lets the planner choose per step (only as an option).
+	ModeAuto Mode = iota
+	// ModeLocal: every row's source vertex is owned by the node running the
+	// step (the rows are partitioned on that column, or there is one shard).
+	ModeLocal
+	// ModeInPlace: the node reads remote adjacency lists through batched
+	// one-sided fabric READs and keeps the rows.
+	ModeInPlace
+	// ModeForkJoin: the rows are split by owner shard and shipped, with the
+	// rest of the plan, to the owners; the parent concatenates their rows.
+	ModeForkJoin
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeAuto:
+		return "auto"
+	case ModeLocal:
+		return "local"
+	case ModeInPlace:
+		return "in-place"
+	case ModeForkJoin:
+		return "fork-join"
+	}
+	return "mode(?)"
+}
+
+// ParseMode parses "auto", "in-place" or "fork-join".
+func ParseMode(s string) (Mode, bool) {
+	switch s {
+	case "", "auto":
+		return ModeAuto, true
+	case "in-place", "inplace":
+		return ModeInPlace, true
+	case "fork-join", "forkjoin":
+		return ModeForkJoin, true
+	}
+	return ModeAuto, false
+}
+
+// OperandKind says what a step operand is.
+type OperandKind uint8
+
+const (
+	// OpConst is a constant ID (ID 0 when the dictionary does not know the
+	// term: it matches nothing).
+	OpConst OperandKind = iota
+	// OpVar is a column of the table (Col), bound before the step unless
+	// the step binds it (Step.PredNew / Step.ToNew).
+	OpVar
+	// OpAny is the any-predicate of an index start over all vertices.
+	OpAny
+)
+
+// Operand is one position of a step: a constant or a column.
+type Operand struct {
+	Kind OperandKind
+	ID   ID  // for OpConst
+	Col  int // for OpVar
+}
+
+// Const returns a constant operand.
+func Const(id ID) Operand { return Operand{Kind: OpConst, ID: id} }
+
+// Column returns a column operand.
+func Column(c int) Operand { return Operand{Kind: OpVar, Col: c} }
+
+// StepKind is the kind of an exploration step.
+type StepKind uint8
+
+const (
+	// StepIndex binds To from an index vertex on every shard: the type
+	// index (Pred = class, Dir In), the subjects (Dir Out) or objects
+	// (Dir In) of a predicate, or all subjects (Pred OpAny). As the first
+	// step it starts the exploration; later it is a cross product.
+	StepIndex StepKind = iota
+	// StepExpand follows the edges (From, Pred, Dir) of every row to a new
+	// variable To (const→var, known→var; also binds Pred when PredNew).
+	StepExpand
+	// StepCheck keeps the rows whose From has an edge Pred in Dir to To (a
+	// bound column or a constant): known→known, known→const, const→known.
+	StepCheck
+)
+
+func (k StepKind) String() string {
+	switch k {
+	case StepIndex:
+		return "index"
+	case StepExpand:
+		return "expand"
+	case StepCheck:
+		return "check"
+	}
+	return "step(?)"
+}
+
+// Step is one physical step of an exploration. Every choice is stated.
+type Step struct {
+	Kind    StepKind
+	Pattern int     // index of the triple pattern in the BGP it comes from (-1: none)
+	From    Operand // the bound end the step starts from (StepIndex: unused)
+	Pred    Operand
+	PredNew bool // Pred is a variable the step binds (variable predicate)
+	Dir     Dir
+	To      Operand
+	ToNew   bool // To is a variable the step binds
+	Mode    Mode // how remote adjacency is reached (StepIndex: fork to all shards or read all)
+	// Partitioned is the column the rows are known to be partitioned on
+	// (owner of its value = the node running the step) before the step;
+	// -1 when unknown.
+	Partitioned int
+	EstRows     float64 // estimated rows after the step
+}
+
+// Explore is a basic graph pattern as an exploration plan. Its Table has
+// one column per variable of Vars (full history); Seeded explorations start
+// from an input table (bind join), others from one empty row.
+type Explore struct {
+	Vars  []sparql.Var
+	Steps []Step
+	// Empty is set when a constant of the pattern is unknown to the
+	// dictionary (or the pattern is otherwise known to match nothing).
+	Empty bool
+	// Seed, when non-nil, is evaluated first and its rows seed the
+	// exploration (its columns map to Vars by name).
+	Seed Node
+	// Coordinator says where the exploration begins: the owner of a
+	// constant (StartConst) or the node running the query.
+	StartConst ID
+	EstRows    float64
+	EstCost    float64
+}
+
+// Node is a node of the physical plan tree. The concrete types are
+// *Explore, *Project, *Distinct, *OrderBy and *Slice.
+type Node interface{ planNode() }
+
+// Project keeps Cols of Input's table (by variable), in order; a variable
+// the input does not bind is an all-unbound column.
+type Project struct {
+	Input Node
+	Vars  []sparql.Var
+}
+
+// Distinct removes duplicate rows.
+type Distinct struct{ Input Node }
+
+// OrderBy sorts rows by the terms of Keys (SPARQL ordering).
+type OrderBy struct {
+	Input Node
+	Keys  []OrderKey
+}
+
+// OrderKey is one ORDER BY key: a variable, ascending unless Desc.
+type OrderKey struct {
+	Var  sparql.Var
+	Desc bool
+}
+
+// Slice skips Offset rows and keeps at most Limit (-1: all).
+type Slice struct {
+	Input         Node
+	Offset, Limit int64
+}
+
+func (*Explore) planNode()  {}
+func (*Project) planNode()  {}
+func (*Distinct) planNode() {}
+func (*OrderBy) planNode()  {}
+func (*Slice) planNode()    {}
+
+// Plan is a physical plan: the operator tree and the options it was made
+// under.
+type Plan struct {
+	Root Node
+	// Vars are the result variables (the SELECT projection).
+	Vars          []sparql.Var
+	Mode          Mode // the mode requested (ModeAuto: chosen per step)
+	ForkThreshold float64
+	Shards        int
+}
+
+// Explores returns the exploration nodes of the plan in evaluation order.
+func (p *Plan) Explores() []*Explore {
+	var out []*Explore
+	var walk func(n Node)
+	walk = func(n Node) {
+		switch n := n.(type) {
+		case *Explore:
+			if n.Seed != nil {
+				walk(n.Seed)
+			}
+			out = append(out, n)
+		case *Project:
+			walk(n.Input)
+		case *Distinct:
+			walk(n.Input)
+		case *OrderBy:
+			walk(n.Input)
+		case *Slice:
+			walk(n.Input)
+		}
+	}
+	walk(p.Root)
+	return out
+}

@@ -1,0 +1,590 @@
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/sparql"
+)
+
+// ErrUnsupported is returned (wrapped, with the construct and its position)
+// for algebra the engine does not run yet.
+var ErrUnsupported = errors.New("not supported by the engine")
+
+// Catalog resolves query constants to dictionary IDs.
+type Catalog interface {
+	// LookupTerm returns the ID of t, or false when the dictionary does not
+	// know it (the constant then matches nothing).
+	LookupTerm(t rdf.Term) (ID, bool)
+}
+
+// Options are the planner's knobs.
+type Options struct {
+	// Mode forces every step that needs remote data to one mode
+	// (ModeInPlace or ModeForkJoin); ModeAuto chooses per step.
+	Mode Mode
+	// ForkThreshold overrides the row count from which a step forks in
+	// ModeAuto (0: derived from Cost per step).
+	ForkThreshold float64
+	// Cost is the fabric cost model (zero: DefaultCost).
+	Cost Cost
+	// SearchBudget caps the number of partial orders the pattern-order
+	// search visits per BGP before it finishes greedily (0: 200000).
+	SearchBudget int
+}
+
+// pass is one named, pure step of the planner: it reads the state built by
+// the passes before it and returns the state for the passes after it.
+type pass struct {
+	name string
+	run  func(st *state) error
+}
+
+// passes is the planner, in order.
+var passes = []pass{
+	{"lowerQuery", lowerQuery},
+	{"resolveConstants", resolveConstants},
+	{"orderPatterns", orderPatterns},
+	{"chooseExecMode", chooseExecMode},
+}
+
+// PassNames returns the names of the planner passes in order (for EXPLAIN
+// and tests).
+func PassNames() []string {
+	out := make([]string, len(passes))
+	for i, p := range passes {
+		out[i] = p.name
+	}
+	return out
+}
+
+// state is what flows through the passes.
+type state struct {
+	query *sparql.Query
+	cat   Catalog
+	stats *Stats
+	opts  Options
+	root  Node
+	bgps  []*bgpWork
+}
+
+// bgpWork is a BGP between resolveConstants and orderPatterns.
+type bgpWork struct {
+	node     *Explore
+	patterns []sparql.TriplePattern
+	res      []rpattern
+}
+
+// rterm is a resolved position of a triple pattern.
+type rterm struct {
+	isVar bool
+	col   int
+	id    ID
+}
+
+type rpattern struct{ s, p, o rterm }
+
+// Build plans q. stats describe the store (and the cluster's shard count).
+func Build(q *sparql.Query, cat Catalog, stats *Stats, opts Options) (*Plan, error) {
+	if stats == nil {
+		stats = &Stats{Shards: 1}
+	}
+	if opts.Cost == (Cost{}) {
+		opts.Cost = DefaultCost()
+	}
+	if opts.SearchBudget <= 0 {
+		opts.SearchBudget = 200000
+	}
+	st := &state{query: q, cat: cat, stats: stats, opts: opts}
+	for _, p := range passes {
+		if err := p.run(st); err != nil {
+			return nil, fmt.Errorf("planner pass %s: %w", p.name, err)
+		}
+	}
+	return &Plan{
+		Root: st.root, Vars: append([]sparql.Var(nil), q.Vars...), Mode: opts.Mode,
+		ForkThreshold: opts.ForkThreshold, Shards: max(1, stats.Shards),
+	}, nil
+}
+
+// ---------------------------------------------------------------------------
+// lowerQuery: algebra → operator tree with unordered BGPs.
+
+func lowerQuery(st *state) error {
+	q := st.query
+	if q == nil || q.Pattern == nil {
+		return fmt.Errorf("%w: query without a pattern", ErrUnsupported)
+	}
+	if q.Form != sparql.FormSelect {
+		return fmt.Errorf("%w: %s queries (line %d)", ErrUnsupported, q.Form, q.Line)
+	}
+	if q.Dataset != nil {
+		return fmt.Errorf("%w: FROM / FROM NAMED (line %d)", ErrUnsupported, q.Line)
+	}
+	var lower func(p sparql.Pattern) (Node, error)
+	lower = func(p sparql.Pattern) (Node, error) {
+		switch p := p.(type) {
+		case *sparql.Slice:
+			in, err := lower(p.Input)
+			if err != nil {
+				return nil, err
+			}
+			return &Slice{Input: in, Offset: p.Offset, Limit: p.Limit}, nil
+		case *sparql.Distinct:
+			in, err := lower(p.Input)
+			if err != nil {
+				return nil, err
+			}
+			return &Distinct{Input: in}, nil
+		case *sparql.Reduced:
+			// REDUCED permits but does not require removing duplicates.
+			return lower(p.Input)
+		case *sparql.Project:
+			in, err := lower(p.Input)
+			if err != nil {
+				return nil, err
+			}
+			return &Project{Input: in, Vars: append([]sparql.Var(nil), p.Vars...)}, nil
+		case *sparql.OrderBy:
+			in, err := lower(p.Input)
+			if err != nil {
+				return nil, err
+			}
+			ob := &OrderBy{Input: in}
+			for _, c := range p.Conds {
+				v, ok := c.Expr.(*sparql.VarExpr)
+				if !ok {
+					return nil, fmt.Errorf("%w: ORDER BY expression %s (line %d)", ErrUnsupported, c.Expr, p.Line)
+				}
+				ob.Keys = append(ob.Keys, OrderKey{Var: v.Var, Desc: c.Desc})
+			}
+			return ob, nil
+		case *sparql.BGP, *sparql.Join:
+			tps, err := flattenBGP(p)
+			if err != nil {
+				return nil, err
+			}
+			w := &bgpWork{node: &Explore{}, patterns: tps}
+			st.bgps = append(st.bgps, w)
+			return w.node, nil
+		}
+		pos := p.Position()
+		return nil, fmt.Errorf("%w: %T (line %d, column %d)", ErrUnsupported, p, pos.Line, pos.Col)
+	}
+	root, err := lower(q.Pattern)
+	if err != nil {
+		return err
+	}
+	st.root = root
+	return nil
+}
+
+// flattenBGP merges a join tree of BGPs into one list of triple patterns
+// (the join of BGPs is the BGP of all their patterns).
+func flattenBGP(p sparql.Pattern) ([]sparql.TriplePattern, error) {
+	switch p := p.(type) {
+	case *sparql.BGP:
+		return p.Triples, nil
+	case *sparql.Join:
+		l, err := flattenBGP(p.Left)
+		if err != nil {
+			return nil, err
+		}
+		r, err := flattenBGP(p.Right)
+		if err != nil {
+			return nil, err
+		}
+		return append(append([]sparql.TriplePattern(nil), l...), r...), nil
+	}
+	pos := p.Position()
+	return nil, fmt.Errorf("%w: %T inside a group (line %d, column %d)", ErrUnsupported, p, pos.Line, pos.Col)
+}
+
+// ---------------------------------------------------------------------------
+// resolveConstants: terms → IDs, variables → columns.
+
+func resolveConstants(st *state) error {
+	for _, w := range st.bgps {
+		cols := map[sparql.Var]int{}
+		res := func(x sparql.TermOrVar) rterm {
+			if x.IsVar() {
+				c, ok := cols[x.Var]
+				if !ok {
+					c = len(w.node.Vars)
+					cols[x.Var] = c
+					w.node.Vars = append(w.node.Vars, x.Var)
+				}
+				return rterm{isVar: true, col: c}
+			}
+			id, ok := st.cat.LookupTerm(x.Term)
+			if !ok || id == 0 {
+				w.node.Empty = true
+				return rterm{}
+			}
+			return rterm{id: id}
+		}
+		for _, tp := range w.patterns {
+			w.res = append(w.res, rpattern{s: res(tp.S), p: res(tp.P), o: res(tp.O)})
+		}
+		if len(w.node.Vars) > 64 {
+			return fmt.Errorf("%w: a basic graph pattern with %d variables (at most 64)", ErrUnsupported, len(w.node.Vars))
+		}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// orderPatterns: the start, order and direction of the steps, searched
+// depth-first with branch-and-bound over the cost model.
+
+type searchState struct {
+	bound  uint64 // bound columns
+	done   uint64 // patterns consumed
+	rows   float64
+	cost   float64
+	domain []float64 // estimated distinct values per bound column
+}
+
+type orderSearch struct {
+	stats    *Stats
+	pats     []rpattern
+	nvars    int
+	best     []Step
+	bestCost float64
+	visited  int
+	budget   int
+}
+
+func orderPatterns(st *state) error {
+	for _, w := range st.bgps {
+		n := w.node
+		if n.Empty || len(w.res) == 0 {
+			n.EstRows = 0
+			if len(w.res) == 0 {
+				n.EstRows = 1
+			}
+			continue
+		}
+		if len(w.res) > 64 {
+			return fmt.Errorf("%w: a basic graph pattern of %d triple patterns (at most 64)", ErrUnsupported, len(w.res))
+		}
+		s := &orderSearch{stats: st.stats, pats: w.res, nvars: len(n.Vars), bestCost: math.Inf(1), budget: st.opts.SearchBudget}
+		s.dfs(searchState{rows: 1, domain: make([]float64, len(n.Vars))}, nil)
+		if s.best == nil {
+			return fmt.Errorf("BUG: no order found for a BGP of %d patterns", len(w.res))
+		}
+		n.Steps = s.best
+		n.EstCost = s.bestCost
+		n.EstRows = n.Steps[len(n.Steps)-1].EstRows
+		if first := n.Steps[0]; first.Kind != StepIndex && first.From.Kind == OpConst {
+			n.StartConst = first.From.ID
+		}
+	}
+	return nil
+}
+
+func (s *orderSearch) dfs(cur searchState, steps []Step) {
+	s.visited++
+	if cur.done == uint64(1)<<len(s.pats)-1 || (len(s.pats) == 64 && cur.done == math.MaxUint64) {
+		if cur.cost < s.bestCost {
+			s.bestCost = cur.cost
+			s.best = append([]Step(nil), steps...)
+		}
+		return
+	}
+	cands := s.candidates(cur)
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].st.cost < cands[j].st.cost })
+	for i, c := range cands {
+		if c.st.cost >= s.bestCost {
+			continue // bound: costs only grow
+		}
+		if i > 0 && s.visited > s.budget && s.best != nil {
+			break // over budget: finish greedily
+		}
+		s.dfs(c.st, append(steps, c.steps...))
+	}
+}
+
+type candidate struct {
+	st    searchState
+	steps []Step
+}
+
+func (s *orderSearch) isBound(cur searchState, t rterm) bool {
+	return !t.isVar || cur.bound&(1<<uint(t.col)) != 0
+}
+
+// candidates lists the possible next steps: a step from a bound end of a
+// remaining pattern, or, when no remaining pattern touches a bound value, a
+// start (index or constant).
+func (s *orderSearch) candidates(cur searchState) []candidate {
+	var out []candidate
+	for i, p := range s.pats {
+		if cur.done&(1<<uint(i)) != 0 {
+			continue
+		}
+		sb, ob := s.isBound(cur, p.s), s.isBound(cur, p.o)
+		sVar, oVar := p.s.isVar && sb, p.o.isVar && ob // bound through a column
+		switch {
+		case sb && ob:
+			// A check; start from a column when there is one, else from a
+			// constant; among columns, the side with the smaller fan-out.
+			d := Out
+			switch {
+			case sVar && oVar:
+				if s.stats.avgDegree(s.predID(p), In) < s.stats.avgDegree(s.predID(p), Out) {
+					d = In
+				}
+			case oVar:
+				d = In
+			case !sVar && !oVar && s.isType(p):
+				d = Out
+			}
+			out = append(out, s.step(cur, i, StepCheck, d))
+		case sb:
+			out = append(out, s.step(cur, i, StepExpand, Out))
+		case ob:
+			if s.isType(p) && !p.o.isVar {
+				// ?x rdf:type C with ?x unbound: the type index.
+				out = append(out, s.indexStep(cur, i, p.o.id, In, p.s.col, true))
+				continue
+			}
+			out = append(out, s.step(cur, i, StepExpand, In))
+		}
+	}
+	if len(out) > 0 && cur.bound != 0 {
+		// Patterns connected to bound values exist: a type-index scan is
+		// then a cross product, considered only when nothing connects.
+		conn := out[:0:0]
+		for _, c := range out {
+			if c.steps[0].Kind != StepIndex {
+				conn = append(conn, c)
+			}
+		}
+		if len(conn) > 0 {
+			return conn
+		}
+		return out
+	}
+	if len(out) > 0 {
+		return out
+	}
+	// Nothing bound touches a remaining pattern: index starts.
+	for i, p := range s.pats {
+		if cur.done&(1<<uint(i)) != 0 {
+			continue
+		}
+		switch {
+		case !p.p.isVar && s.isType(p):
+			// ?x rdf:type ?c: the subjects of rdf:type are every typed vertex.
+			out = append(out, s.indexThen(cur, i, p.p.id, Out, p.s.col))
+		case !p.p.isVar:
+			out = append(out, s.indexThen(cur, i, p.p.id, Out, p.s.col))
+			if p.o.isVar && p.o.col != p.s.col {
+				out = append(out, s.indexThen(cur, i, p.p.id, In, p.o.col))
+			}
+		default:
+			out = append(out, s.indexThen(cur, i, 0, Out, p.s.col))
+		}
+	}
+	return out
+}
+
+func (s *orderSearch) isType(p rpattern) bool {
+	return !p.p.isVar && s.stats.TypeID != 0 && p.p.id == s.stats.TypeID
+}
+
+func (s *orderSearch) predID(p rpattern) ID {
+	if p.p.isVar {
+		return 0
+	}
+	return p.p.id
+}
+
+func operand(t rterm) Operand {
+	if t.isVar {
+		return Column(t.col)
+	}
+	return Const(t.id)
+}
+
+// indexStep binds col from an index: the type index of class (Dir In), or
+// the subjects (Out) / objects (In) of predicate pred (0: every subject).
+// consume says the index fully answers pattern i (?x rdf:type C).
+func (s *orderSearch) indexStep(cur searchState, i int, id ID, d Dir, col int, consume bool) candidate {
+	var rows float64
+	var pred Operand
+	switch {
+	case consume:
+		rows = float64(s.stats.Classes[id])
+		pred = Const(id)
+	case id == 0:
+		rows = s.stats.vertices()
+		pred = Operand{Kind: OpAny}
+	default:
+		rows = s.stats.starts(id, d)
+		pred = Const(id)
+	}
+	next := cur
+	next.domain = append([]float64(nil), cur.domain...)
+	next.domain[col] = math.Max(1, rows)
+	next.rows = cur.rows * rows
+	next.cost = cur.cost + next.rows
+	next.bound |= 1 << uint(col)
+	pat := -1
+	if consume {
+		next.done |= 1 << uint(i)
+		pat = i
+	}
+	return candidate{st: next, steps: []Step{{
+		Kind: StepIndex, Pattern: pat, Pred: pred, Dir: d, To: Column(col), ToNew: true,
+		EstRows: next.rows, Partitioned: -1,
+	}}}
+}
+
+// indexThen is an index start followed by the expansion of pattern i from
+// the column the index bound.
+func (s *orderSearch) indexThen(cur searchState, i int, pred ID, d Dir, col int) candidate {
+	c := s.indexStep(cur, i, pred, d, col, false)
+	if pred == s.stats.TypeID && pred != 0 && d == Out {
+		// Every typed vertex: the union of the type index over classes.
+		c.steps[0].Pred = Const(pred)
+	}
+	next := s.step(c.st, i, StepExpand, d)
+	if s.isBound(c.st, s.pats[i].s) && s.isBound(c.st, s.pats[i].o) {
+		next = s.step(c.st, i, StepCheck, d)
+	}
+	return candidate{st: next.st, steps: append(c.steps, next.steps...)}
+}
+
+// step is the step of pattern i from its subject (Out) or object (In).
+func (s *orderSearch) step(cur searchState, i int, kind StepKind, d Dir) candidate {
+	p := s.pats[i]
+	from, to := p.s, p.o
+	if d == In {
+		from, to = p.o, p.s
+	}
+	pred := s.predID(p)
+	st := Step{
+		Kind: kind, Pattern: i, From: operand(from), Pred: operand(p.p), Dir: d, To: operand(to),
+		Partitioned: -1,
+	}
+	next := cur
+	next.domain = append([]float64(nil), cur.domain...)
+	next.done |= 1 << uint(i)
+	deg := s.stats.avgDegree(pred, d)
+	// The fraction of the rows whose From vertex has the edge at all.
+	cover := 1.0
+	if from.isVar {
+		cover = math.Min(1, s.stats.starts(pred, d)/math.Max(1, cur.domain[from.col]))
+	}
+	if p.p.isVar && !s.isBound(cur, p.p) {
+		st.PredNew = true
+		next.bound |= 1 << uint(p.p.col)
+		next.domain[p.p.col] = math.Max(1, float64(len(s.stats.Preds)))
+	}
+	in := cur.rows
+	switch kind {
+	case StepExpand:
+		st.ToNew = true
+		if s.isType(p) && d == Out {
+			deg = math.Max(1, deg)
+		}
+		next.rows = in * cover * deg
+		next.bound |= 1 << uint(to.col)
+		next.domain[to.col] = math.Max(1, math.Min(next.rows, s.stats.ends(pred, d)))
+	case StepCheck:
+		sel := 0.0
+		switch {
+		case s.isType(p) && d == Out && !to.isVar:
+			sel = math.Min(1, float64(s.stats.Classes[to.id])/math.Max(1, cur.domain[from.col]))
+			cover = 1
+		case to.isVar:
+			sel = math.Min(1, deg/math.Max(1, math.Max(s.stats.ends(pred, d), cur.domain[to.col])))
+		default:
+			sel = math.Min(1, deg/s.stats.ends(pred, d))
+		}
+		if !from.isVar && !to.isVar {
+			next.rows = in // a constant check: all or nothing
+		} else {
+			next.rows = in * cover * sel
+		}
+	}
+	st.EstRows = next.rows
+	// Cost: every input row is looked up once, every output row is made.
+	next.cost = cur.cost + in + next.rows
+	return candidate{st: next, steps: []Step{st}}
+}
+
+// ---------------------------------------------------------------------------
+// chooseExecMode: per step, local / in place / fork-join.
+
+func chooseExecMode(st *state) error {
+	shards := max(1, st.stats.Shards)
+	for _, w := range st.bgps {
+		part := -1 // the column the rows are partitioned on
+		rows := 1.0
+		for k := range w.node.Steps {
+			step := &w.node.Steps[k]
+			step.Partitioned = part
+			switch {
+			case shards == 1:
+				step.Mode = ModeLocal
+			case step.Kind == StepIndex:
+				step.Mode = st.pick(rows*math.Max(1, step.EstRows), shards, len(w.node.Vars), 1, k == 0)
+				// Forked, every shard scans its own part of the index: the
+				// rows are then partitioned on the new column. Read in
+				// place, the rows stay with the node running the step.
+				part = -1
+				if step.Mode == ModeForkJoin {
+					part = step.To.Col
+				}
+			case step.From.Kind == OpConst:
+				// One list, the same for every row: read it (or move the
+				// rows to its owner only when forced).
+				if st.opts.Mode == ModeForkJoin {
+					step.Mode = ModeForkJoin
+					part = -1
+				} else {
+					step.Mode = ModeInPlace
+				}
+			case step.From.Col == part:
+				step.Mode = ModeLocal
+			default:
+				deg := st.stats.avgDegree(constOr0(step.Pred), step.Dir)
+				step.Mode = st.pick(rows, shards, len(w.node.Vars), deg, false)
+				if step.Mode == ModeForkJoin {
+					part = step.From.Col
+				}
+			}
+			rows = step.EstRows
+		}
+	}
+	return nil
+}
+
+func constOr0(o Operand) ID {
+	if o.Kind == OpConst {
+		return o.ID
+	}
+	return 0
+}
+
+// pick chooses between in place and fork-join for a step over rows rows.
+func (st *state) pick(rows float64, shards, cols int, deg float64, start bool) Mode {
+	switch st.opts.Mode {
+	case ModeInPlace, ModeForkJoin:
+		return st.opts.Mode
+	}
+	t := st.opts.ForkThreshold
+	if t <= 0 {
+		t = st.opts.Cost.Threshold(shards, cols, deg)
+	}
+	if rows >= t {
+		return ModeForkJoin
+	}
+	return ModeInPlace
+}
