@@ -860,7 +860,7 @@ func (b *builder) query(ctx *parser.QueryContext) *Query {
 				q.Template = b.templateTriples(ct.(*parser.ConstructTriplesContext).AllTriplesSameSubject())
 			}
 			where := b.whereClause(c.WhereClause())
-			q.Pattern = b.modifiers(c.SolutionModifier(), join(where.Position(), where, values), false)
+			q.Pattern = b.modifiers(c.SolutionModifier(), join(where.Position(), where, asPattern(values)), false)
 		} else {
 			var tss []parser.ITriplesSameSubjectContext
 			if tt := c.TriplesTemplate(); tt != nil {
@@ -874,14 +874,14 @@ func (b *builder) query(ctx *parser.QueryContext) *Query {
 				b.triplesSameSubject(t.(*parser.TriplesSameSubjectContext), &ts)
 			}
 			where := orZ(pos(c), blockPattern(ts.items))
-			q.Pattern = b.modifiers(c.SolutionModifier(), join(where.Position(), where, values), false)
+			q.Pattern = b.modifiers(c.SolutionModifier(), join(where.Position(), where, asPattern(values)), false)
 		}
 	case ctx.AskQuery() != nil:
 		a := ctx.AskQuery().(*parser.AskQueryContext)
 		q.Form = FormAsk
 		q.Dataset = b.dataset(a.AllDatasetClause())
 		where := b.whereClause(a.WhereClause())
-		q.Pattern = b.modifiers(a.SolutionModifier(), join(where.Position(), where, values), false)
+		q.Pattern = b.modifiers(a.SolutionModifier(), join(where.Position(), where, asPattern(values)), false)
 	case ctx.DescribeQuery() != nil:
 		d := ctx.DescribeQuery().(*parser.DescribeQueryContext)
 		q.Form = FormDescribe
@@ -895,7 +895,7 @@ func (b *builder) query(ctx *parser.QueryContext) *Query {
 			if d.WhereClause() != nil {
 				where = b.whereClause(d.WhereClause())
 			}
-			q.Pattern = b.modifiers(sm, join(where.Position(), where, values), false)
+			q.Pattern = b.modifiers(sm, join(where.Position(), where, asPattern(values)), false)
 		}
 		if d.STAR() != nil {
 			q.Star = true
@@ -909,6 +909,14 @@ func (b *builder) query(ctx *parser.QueryContext) *Query {
 	q.Base = b.base
 	q.Prefixes = b.prefixList
 	return q
+}
+
+// asPattern avoids a typed nil in the Pattern interface.
+func asPattern(v *Values) Pattern {
+	if v == nil {
+		return nil
+	}
+	return v
 }
 
 func (b *builder) valuesClause(ctx parser.IValuesClauseContext) *Values {

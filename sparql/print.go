@@ -489,10 +489,12 @@ type modifiers struct {
 	having   *Filter
 	group    *Group
 	where    Pattern
+	star     bool // print SELECT * (no select expressions are peeled)
 }
 
-func peel(pat Pattern, wantProject bool) modifiers {
+func peel(pat Pattern, wantProject, star bool) modifiers {
 	var m modifiers
+	m.star = star
 	if s, ok := pat.(*Slice); ok {
 		m.slice, pat = s, s.Input
 	}
@@ -557,7 +559,7 @@ func peel(pat Pattern, wantProject bool) modifiers {
 	}
 	k := 0 // exts[:k] are peeled (top-down)
 	prev := len(m.project.Vars)
-	for k < len(exts) {
+	for k < len(exts) && !star {
 		i, ok := pos[exts[k].Var]
 		if !ok || i >= prev {
 			break
@@ -586,7 +588,7 @@ func groupUnder(pat Pattern) *Group {
 
 // subSelect prints a SELECT (sub-)query for pat.
 func (p *printer) subSelect(pat Pattern) {
-	m := peel(pat, true)
+	m := peel(pat, true, false)
 	if m.project == nil {
 		// Not a projection at the top: project everything.
 		m.project = &Project{Vars: nil}
@@ -611,8 +613,10 @@ func (p *printer) selectClause(m *modifiers) {
 	for _, e := range m.selExprs {
 		exprOf[e.Var] = e
 	}
-	if len(m.project.Vars) == 0 {
+	if len(m.project.Vars) == 0 || m.star {
 		p.w(" *")
+		p.aggs = saved
+		return
 	}
 	for _, v := range m.project.Vars {
 		p.w(" ")
@@ -755,7 +759,7 @@ func (p *printer) query(q *Query) {
 	p.prologue(q.Base, q.Prefixes)
 	switch q.Form {
 	case FormSelect:
-		m := peel(q.Pattern, true)
+		m := peel(q.Pattern, true, q.Star)
 		if m.project == nil {
 			m.project = &Project{Vars: q.Vars}
 		}
@@ -766,7 +770,7 @@ func (p *printer) query(q *Query) {
 		p.group(m.where)
 		p.tail(&m)
 	case FormConstruct:
-		m := peel(q.Pattern, false)
+		m := peel(q.Pattern, false, false)
 		p.w("CONSTRUCT ")
 		p.template(q.Template)
 		p.dataset(q.Dataset, "FROM")
@@ -775,7 +779,7 @@ func (p *printer) query(q *Query) {
 		p.group(m.where)
 		p.tail(&m)
 	case FormAsk:
-		m := peel(q.Pattern, false)
+		m := peel(q.Pattern, false, false)
 		p.w("ASK")
 		p.dataset(q.Dataset, "FROM")
 		p.nl()
@@ -794,7 +798,7 @@ func (p *printer) query(q *Query) {
 		}
 		p.dataset(q.Dataset, "FROM")
 		if q.Pattern != nil {
-			m := peel(q.Pattern, false)
+			m := peel(q.Pattern, false, false)
 			p.nl()
 			p.w("WHERE ")
 			p.group(m.where)
