@@ -1,0 +1,379 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+)
+
+// Options configure a Server. Zero values get the defaults noted.
+type Options struct {
+	// Backend answers queries; required.
+	Backend Backend
+	// Logger receives one line per request (zerolog); the zero Logger
+	// discards.
+	Logger zerolog.Logger
+	// DefaultTimeout applies when a request has no timeout parameter
+	// (default 30s); MaxTimeout caps the parameter (default 5m).
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+	// MaxRows caps the rows (or triples) of one result; the rest is cut
+	// off and the response says so in the Wukong-Truncated header or
+	// trailer (default 1,000,000; negative: no cap).
+	MaxRows int
+	// MaxBodyBytes caps request bodies (default 64 MiB); more is 413.
+	MaxBodyBytes int64
+	// MaxConcurrent caps the queries and graph operations running at once
+	// (default 4×GOMAXPROCS); past it, 429 with Retry-After.
+	MaxConcurrent int
+	// UpdateToken enables SPARQL Update and Graph Store writes; they then
+	// need "Authorization: Bearer <UpdateToken>". Empty: writes are off.
+	UpdateToken string
+	// CORSOrigins are the origins allowed to call the API from a browser
+	// ("*": any). Empty: no CORS headers.
+	CORSOrigins []string
+	// AllowedServices are the SERVICE endpoints queries may call and
+	// AllowedLoads the IRIs LOAD may fetch ("*": any). Empty: refused.
+	AllowedServices []string
+	AllowedLoads    []string
+	// Examples are the queries the console offers (GET /api/examples).
+	Examples []Example
+	// Registry receives the metrics; nil: a new registry with the Go and
+	// process collectors. /metrics serves it.
+	Registry *prometheus.Registry
+}
+
+// Example is a named example query for the console.
+type Example struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Query       string `json:"query"`
+}
+
+// Server is the HTTP service. It is an http.Handler.
+type Server struct {
+	opts    Options
+	backend Backend
+	log     zerolog.Logger
+	engine  *gin.Engine
+	metrics *metrics
+	slots   chan struct{}
+
+	mu      sync.Mutex
+	running map[string]context.CancelCauseFunc
+}
+
+// errCancelledByUser is the cause of a query stopped by /api/cancel.
+var errCancelledByUser = errors.New("cancelled by request")
+
+// New returns a Server for opts.
+func New(opts Options) (*Server, error) {
+	if opts.Backend == nil {
+		return nil, errors.New("web: Options.Backend is required")
+	}
+	if opts.DefaultTimeout <= 0 {
+		opts.DefaultTimeout = 30 * time.Second
+	}
+	if opts.MaxTimeout <= 0 {
+		opts.MaxTimeout = 5 * time.Minute
+	}
+	if opts.DefaultTimeout > opts.MaxTimeout {
+		opts.DefaultTimeout = opts.MaxTimeout
+	}
+	if opts.MaxRows == 0 {
+		opts.MaxRows = 1_000_000
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 64 << 20
+	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = 4 * runtime.GOMAXPROCS(0)
+	}
+	reg := opts.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	}
+	s := &Server{
+		opts:    opts,
+		backend: opts.Backend,
+		log:     opts.Logger,
+		slots:   make(chan struct{}, opts.MaxConcurrent),
+		running: map[string]context.CancelCauseFunc{},
+	}
+	m, err := newMetrics(reg, opts.Backend, s)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = m
+	s.engine = s.routes(reg)
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
+
+// ActiveQueries returns the number of queries running now.
+func (s *Server) ActiveQueries() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.running)
+}
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+func (s *Server) routes(reg *prometheus.Registry) *gin.Engine {
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.Use(s.recoverPanics, s.assignQueryID, s.logRequests, s.cors)
+
+	for _, p := range []string{"/sparql", "/query"} {
+		r.GET(p, s.handleSPARQL)
+		r.POST(p, s.handleSPARQL)
+		r.OPTIONS(p, s.handleOptions("GET, POST, OPTIONS"))
+	}
+	r.POST("/update", s.handleUpdate)
+	r.OPTIONS("/update", s.handleOptions("POST, OPTIONS"))
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost, http.MethodDelete} {
+		r.Handle(m, "/store", s.handleStore)
+	}
+	r.OPTIONS("/store", s.handleOptions("GET, HEAD, PUT, POST, DELETE, OPTIONS"))
+
+	r.GET("/api/examples", s.handleExamples)
+	r.POST("/api/cancel", s.handleCancel)
+	r.OPTIONS("/api/cancel", s.handleOptions("POST, OPTIONS"))
+	r.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok\n") })
+	r.GET("/readyz", s.handleReady)
+	r.GET("/metrics", gin.WrapH(s.metrics.handler(reg)))
+	s.consoleRoutes(r)
+
+	r.NoRoute(func(c *gin.Context) {
+		writeError(c, newHTTPError(http.StatusNotFound, "not_found", "no such endpoint: "+c.Request.URL.Path))
+	})
+	r.NoMethod(func(c *gin.Context) {
+		writeError(c, newHTTPError(http.StatusMethodNotAllowed, "method_not_allowed", c.Request.Method+" is not allowed on "+c.Request.URL.Path))
+	})
+	return r
+}
+
+// Context keys.
+const (
+	ctxQueryID = "wukongd.queryID"
+	ctxRows    = "wukongd.rows"
+	ctxForm    = "wukongd.form"
+)
+
+// recoverPanics turns a panic into a 500 and a log line. The
+// http.ErrAbortHandler panic (used to cut a stream that failed after its
+// status was sent) passes through to net/http, which drops the connection.
+func (s *Server) recoverPanics(c *gin.Context) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.Error().Str("queryId", c.GetString(ctxQueryID)).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("panic in handler")
+			if !c.Writer.Written() {
+				writeError(c, fmt.Errorf("internal error: %v", p))
+			} else {
+				panic(http.ErrAbortHandler)
+			}
+		}
+	}()
+	c.Next()
+}
+
+// assignQueryID gives every request an id: the client's X-Query-Id when it
+// is well-formed (so the console can cancel what it started), else a fresh
+// random one. The id is echoed in X-Query-Id.
+func (s *Server) assignQueryID(c *gin.Context) {
+	id := c.GetHeader("X-Query-Id")
+	if !validID(id) {
+		id = newID()
+	}
+	c.Set(ctxQueryID, id)
+	c.Header("X-Query-Id", id)
+	c.Next()
+}
+
+func validID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// logRequests writes one zerolog line per request.
+func (s *Server) logRequests(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	status := c.Writer.Status()
+	ev := s.log.Info()
+	if status >= 500 && status != TimeoutStatus {
+		ev = s.log.Error()
+	} else if status >= 400 {
+		ev = s.log.Warn()
+	}
+	ev = ev.Str("queryId", c.GetString(ctxQueryID)).
+		Str("method", c.Request.Method).
+		Str("path", c.Request.URL.Path).
+		Int("status", status).
+		Dur("duration", time.Since(start)).
+		Int("bytes", c.Writer.Size())
+	if f, ok := c.Get(ctxForm); ok {
+		ev = ev.Str("form", f.(Form).String())
+	}
+	if n, ok := c.Get(ctxRows); ok {
+		ev = ev.Int64("rows", n.(int64))
+	}
+	if len(c.Errors) > 0 {
+		ev = ev.Str("error", c.Errors.Last().Error())
+	}
+	ev.Msg("request")
+}
+
+// cors answers preflights and adds CORS headers for allowed origins.
+func (s *Server) cors(c *gin.Context) {
+	origin := c.GetHeader("Origin")
+	if origin == "" || len(s.opts.CORSOrigins) == 0 {
+		c.Next()
+		return
+	}
+	allowed := ""
+	for _, o := range s.opts.CORSOrigins {
+		if o == "*" {
+			allowed = "*"
+			break
+		}
+		if strings.EqualFold(o, origin) {
+			allowed = origin
+			break
+		}
+	}
+	c.Header("Vary", "Origin")
+	if allowed == "" {
+		c.Next()
+		return
+	}
+	h := c.Writer.Header()
+	h.Set("Access-Control-Allow-Origin", allowed)
+	h.Set("Access-Control-Expose-Headers", "X-Query-Id, Wukong-Truncated, Retry-After")
+	if c.Request.Method == http.MethodOptions && c.GetHeader("Access-Control-Request-Method") != "" {
+		h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, DELETE, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "Accept, Authorization, Content-Type, X-Query-Id")
+		h.Set("Access-Control-Max-Age", "600")
+		c.AbortWithStatus(http.StatusNoContent)
+		return
+	}
+	c.Next()
+}
+
+func (s *Server) handleOptions(allow string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Header("Allow", allow)
+		c.Status(http.StatusNoContent)
+	}
+}
+
+// acquire takes a concurrency slot or fails with 429.
+func (s *Server) acquire() (release func(), err error) {
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, nil
+	default:
+		s.metrics.rejected.Inc()
+		return nil, newHTTPError(http.StatusTooManyRequests, "too_many_requests",
+			fmt.Sprintf("the server is running its maximum of %d concurrent requests; retry shortly", cap(s.slots)))
+	}
+}
+
+// register makes a running query cancellable through /api/cancel.
+func (s *Server) register(id string, cancel context.CancelCauseFunc) (unregister func()) {
+	s.mu.Lock()
+	s.running[id] = cancel
+	s.mu.Unlock()
+	s.metrics.active.Inc()
+	return func() {
+		s.mu.Lock()
+		delete(s.running, id)
+		s.mu.Unlock()
+		s.metrics.active.Dec()
+	}
+}
+
+func (s *Server) handleCancel(c *gin.Context) {
+	id := c.Query("id")
+	s.mu.Lock()
+	cancel, ok := s.running[id]
+	s.mu.Unlock()
+	if !ok {
+		writeError(c, newHTTPError(http.StatusNotFound, "not_found", "no running query with id "+id))
+		return
+	}
+	cancel(errCancelledByUser)
+	c.JSON(http.StatusOK, gin.H{"cancelled": id})
+}
+
+func (s *Server) handleExamples(c *gin.Context) {
+	ex := s.opts.Examples
+	if ex == nil {
+		ex = []Example{}
+	}
+	c.JSON(http.StatusOK, ex)
+}
+
+func (s *Server) handleReady(c *gin.Context) {
+	if r, ok := s.backend.(Readier); ok {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
+		defer cancel()
+		if err := r.Ready(ctx); err != nil {
+			writeError(c, fmt.Errorf("%w: %v", ErrNotReady, err))
+			return
+		}
+	}
+	c.String(http.StatusOK, "ready\n")
+}
+
+// authorizeWrite checks that writes are on and the bearer token matches.
+func (s *Server) authorizeWrite(c *gin.Context) error {
+	if s.opts.UpdateToken == "" {
+		return newHTTPError(http.StatusForbidden, "updates_disabled",
+			"updates are disabled on this server (start it with --update-token to enable them)")
+	}
+	auth := c.GetHeader("Authorization")
+	scheme, token, ok := strings.Cut(auth, " ")
+	if auth == "" || !ok || !strings.EqualFold(scheme, "Bearer") {
+		return newHTTPError(http.StatusUnauthorized, "unauthorized", "updates need an Authorization: Bearer token")
+	}
+	if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.opts.UpdateToken)) != 1 {
+		return newHTTPError(http.StatusForbidden, "forbidden", "the bearer token is not valid for updates")
+	}
+	return nil
+}

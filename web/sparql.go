@@ -1,0 +1,565 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/wukongd/wukongd/results"
+)
+
+// protocolRequest is a SPARQL Protocol request after decoding its
+// transport (GET, POST form, POST direct).
+type protocolRequest struct {
+	query, update    string
+	isUpdate         bool
+	params           url.Values // every parameter (URL and form)
+	defaultGraphs    []string
+	namedGraphs      []string
+	usingGraphs      []string
+	usingNamedGraphs []string
+}
+
+// readProtocol decodes the three request forms of the SPARQL 1.1
+// Protocol. allowQuery/allowUpdate say what the endpoint takes.
+func (s *Server) readProtocol(c *gin.Context, allowQuery, allowUpdate bool) (*protocolRequest, error) {
+	r := c.Request
+	p := &protocolRequest{params: r.URL.Query()}
+	switch r.Method {
+	case http.MethodGet:
+		if p.params.Has("update") {
+			return nil, newHTTPError(http.StatusBadRequest, "bad_request", "SPARQL Update must be sent with POST")
+		}
+	case http.MethodPost:
+		ct := r.Header.Get("Content-Type")
+		mt, _, err := mime.ParseMediaType(ct)
+		if ct == "" || err != nil {
+			return nil, newHTTPError(http.StatusUnsupportedMediaType, "unsupported_media_type",
+				"POST needs Content-Type application/x-www-form-urlencoded, application/sparql-query or application/sparql-update")
+		}
+		r.Body = http.MaxBytesReader(c.Writer, r.Body, s.opts.MaxBodyBytes)
+		switch mt {
+		case "application/x-www-form-urlencoded":
+			if err := r.ParseForm(); err != nil {
+				var mbe *http.MaxBytesError
+				if errors.As(err, &mbe) {
+					return nil, err
+				}
+				return nil, fmt.Errorf("%w: cannot read the form: %v", ErrBadRequest, err)
+			}
+			p.params = r.Form // URL and body parameters
+		case "application/sparql-query", "application/sparql-update":
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				var mbe *http.MaxBytesError
+				if errors.As(err, &mbe) {
+					return nil, err
+				}
+				return nil, fmt.Errorf("%w: cannot read the body: %v", ErrBadRequest, err)
+			}
+			if p.params.Has("query") || p.params.Has("update") {
+				return nil, newHTTPError(http.StatusBadRequest, "bad_request", "a direct POST carries the operation in the body, not in a query or update parameter")
+			}
+			if mt == "application/sparql-query" {
+				p.params.Set("query", string(body))
+			} else {
+				p.params.Set("update", string(body))
+			}
+		default:
+			return nil, newHTTPError(http.StatusUnsupportedMediaType, "unsupported_media_type", "cannot take a POST body of type "+mt)
+		}
+	default:
+		return nil, newHTTPError(http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed here")
+	}
+	qs, us := p.params["query"], p.params["update"]
+	switch {
+	case len(qs) > 1 || len(us) > 1:
+		return nil, newHTTPError(http.StatusBadRequest, "bad_request", "more than one query or update parameter")
+	case len(qs) == 1 && len(us) == 1:
+		return nil, newHTTPError(http.StatusBadRequest, "bad_request", "a request carries a query or an update, not both")
+	case len(us) == 1:
+		if !allowUpdate {
+			return nil, newHTTPError(http.StatusBadRequest, "bad_request", "this endpoint takes queries; send updates to /update")
+		}
+		p.isUpdate, p.update = true, us[0]
+	case len(qs) == 1:
+		if !allowQuery {
+			return nil, newHTTPError(http.StatusBadRequest, "bad_request", "this endpoint takes updates; send queries to /sparql")
+		}
+		p.query = qs[0]
+	default:
+		return nil, newHTTPError(http.StatusBadRequest, "bad_request", "missing the query parameter (or update, for SPARQL Update)")
+	}
+	if strings.TrimSpace(p.query+p.update) == "" {
+		return nil, newHTTPError(http.StatusBadRequest, "bad_request", "the query is empty")
+	}
+	p.defaultGraphs = p.params["default-graph-uri"]
+	p.namedGraphs = p.params["named-graph-uri"]
+	p.usingGraphs = p.params["using-graph-uri"]
+	p.usingNamedGraphs = p.params["using-named-graph-uri"]
+	return p, nil
+}
+
+func (s *Server) handleSPARQL(c *gin.Context) {
+	if c.Request.Method == http.MethodGet && !c.Request.URL.Query().Has("query") && !c.Request.URL.Query().Has("update") &&
+		strings.Contains(c.GetHeader("Accept"), "text/html") {
+		c.Redirect(http.StatusSeeOther, "/") // a browser opened the endpoint: show the console
+		return
+	}
+	p, err := s.readProtocol(c, true, true)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if p.isUpdate {
+		s.runUpdate(c, p)
+		return
+	}
+	s.runQuery(c, p)
+}
+
+func (s *Server) handleUpdate(c *gin.Context) {
+	p, err := s.readProtocol(c, false, true)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	s.runUpdate(c, p)
+}
+
+// timeoutOf reads the timeout parameter (seconds, fractions allowed).
+func (s *Server) timeoutOf(params url.Values) (time.Duration, error) {
+	v := params.Get("timeout")
+	if v == "" {
+		return s.opts.DefaultTimeout, nil
+	}
+	sec, err := strconv.ParseFloat(v, 64)
+	if err != nil || sec <= 0 || sec != sec {
+		return 0, newHTTPError(http.StatusBadRequest, "bad_request", "timeout must be a positive number of seconds, not "+strconv.Quote(v))
+	}
+	d := time.Duration(sec * float64(time.Second))
+	if sec > s.opts.MaxTimeout.Seconds() {
+		d = s.opts.MaxTimeout
+	}
+	return d, nil
+}
+
+func explainOf(params url.Values) (ExplainMode, error) {
+	switch v := strings.ToLower(params.Get("explain")); v {
+	case "", "false", "0", "no":
+		return ExplainNone, nil
+	case "true", "1", "yes", "plan":
+		return ExplainPlan, nil
+	case "analyze", "analyse":
+		return ExplainAnalyze, nil
+	default:
+		return 0, newHTTPError(http.StatusBadRequest, "bad_request", "explain must be true or analyze, not "+strconv.Quote(v))
+	}
+}
+
+// acceptOf returns the Accept header, overridden by a format= or output=
+// parameter when that names a format we have.
+func acceptOf(c *gin.Context, params url.Values, offers ...[]results.Format) string {
+	for _, name := range []string{"format", "output"} {
+		v := params.Get(name)
+		if v == "" {
+			continue
+		}
+		for _, o := range offers {
+			if f := results.ParseFormat(v, o); f != results.FormatNone {
+				return f.MediaType()
+			}
+		}
+	}
+	return c.GetHeader("Accept")
+}
+
+// deadlineContext derives the query context: cancelled by the client
+// going away, by /api/cancel (cause errCancelledByUser) or by the timeout.
+func (s *Server) deadlineContext(c *gin.Context, timeout time.Duration) (context.Context, func()) {
+	base, cancelCause := context.WithCancelCause(c.Request.Context())
+	ctx, cancel := context.WithTimeout(base, timeout)
+	unregister := s.register(c.GetString(ctxQueryID), cancelCause)
+	return ctx, func() {
+		unregister()
+		cancel()
+		cancelCause(nil)
+	}
+}
+
+// contextError turns a context error into what the client should see.
+func contextError(ctx context.Context, err error) error {
+	if errors.Is(err, context.Canceled) && errors.Is(context.Cause(ctx), errCancelledByUser) {
+		return newHTTPError(statusClientClosed, "cancelled", "the query was cancelled by request")
+	}
+	return err
+}
+
+// outcomeOf classifies an error for the metrics.
+func outcomeOf(err error) string {
+	switch {
+	case err == nil:
+		return outcomeOK
+	case errors.Is(err, context.DeadlineExceeded):
+		return outcomeTimeout
+	case errors.Is(err, context.Canceled):
+		return outcomeCancelled
+	}
+	var he *httpError
+	if errors.As(err, &he) && he.status == statusClientClosed {
+		return outcomeCancelled
+	}
+	return outcomeError
+}
+
+// gracePeriod is how long the web layer waits, after a query's context is
+// done, for the backend to return before it answers on its own.
+const gracePeriod = 200 * time.Millisecond
+
+// callQuery runs Backend.Query, but answers by the deadline even if the
+// backend does not: a late Result is closed when it arrives.
+func (s *Server) callQuery(ctx context.Context, req *QueryRequest) (*Result, error) {
+	type outcome struct {
+		res *Result
+		err error
+	}
+	ch := make(chan outcome, 1)
+	go func() {
+		res, err := s.backend.Query(ctx, req)
+		ch <- outcome{res, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.res, o.err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(gracePeriod)
+	defer t.Stop()
+	select {
+	case o := <-ch:
+		if o.err == nil {
+			closeResult(o.res)
+			return nil, ctx.Err()
+		}
+		return nil, o.err
+	case <-t.C:
+		go func() { o := <-ch; closeResult(o.res) }()
+		return nil, ctx.Err()
+	}
+}
+
+func closeResult(r *Result) {
+	if r == nil {
+		return
+	}
+	if r.Rows != nil {
+		_ = r.Rows.Close()
+	}
+	if r.Triples != nil {
+		_ = r.Triples.Close()
+	}
+}
+
+func (s *Server) runQuery(c *gin.Context, p *protocolRequest) {
+	start := time.Now()
+	form := Form(0)
+	var err error
+	defer func() {
+		if err != nil || c.Writer.Status() < 400 {
+			s.metrics.observeQuery(form, outcomeOf(err), time.Since(start).Seconds())
+		}
+	}()
+	fail := func(e error) {
+		err = e
+		writeError(c, e)
+	}
+	explain, e := explainOf(p.params)
+	if e != nil {
+		fail(e)
+		return
+	}
+	timeout, e := s.timeoutOf(p.params)
+	if e != nil {
+		fail(e)
+		return
+	}
+	for _, ref := range remoteRefs(p.query, "SERVICE") {
+		if !allowed(ref, s.opts.AllowedServices) {
+			fail(fmt.Errorf("%w: SERVICE %s is not allowed on this server (see --allow-service)", ErrForbidden, ref))
+			return
+		}
+	}
+	accept := acceptOf(c, p.params, results.SolutionFormats, results.GraphFormats)
+	if explain == ExplainNone && results.Negotiate(accept, results.SolutionFormats) == results.FormatNone &&
+		results.Negotiate(accept, results.GraphFormats) == results.FormatNone {
+		fail(notAcceptable(accept, "query results"))
+		return
+	}
+	release, e := s.acquire()
+	if e != nil {
+		fail(e)
+		return
+	}
+	defer release()
+	ctx, done := s.deadlineContext(c, timeout)
+	defer done()
+
+	req := &QueryRequest{
+		ID:              c.GetString(ctxQueryID),
+		Query:           p.query,
+		DefaultGraphs:   p.defaultGraphs,
+		NamedGraphs:     p.namedGraphs,
+		Explain:         explain,
+		AllowedServices: s.opts.AllowedServices,
+	}
+	if s.opts.MaxRows > 0 {
+		req.MaxRows = s.opts.MaxRows
+	}
+	res, e := s.callQuery(ctx, req)
+	if e != nil {
+		fail(contextError(ctx, e))
+		return
+	}
+	defer closeResult(res)
+	form = res.Form
+	c.Set(ctxForm, form)
+
+	if explain != ExplainNone {
+		if res.Plan == nil {
+			fail(fmt.Errorf("BUG: backend returned no plan for an explain request"))
+			return
+		}
+		c.Header("Cache-Control", "no-store")
+		c.JSON(http.StatusOK, gin.H{"queryId": req.ID, "plan": res.Plan})
+		return
+	}
+
+	var n int64
+	n, err = s.writeResult(ctx, c, res, accept)
+	c.Set(ctxRows, n)
+	s.metrics.rows.Add(float64(n))
+	if err != nil {
+		err = contextError(ctx, err)
+		if !c.Writer.Written() {
+			writeError(c, err)
+			return
+		}
+		_ = c.Error(err)
+		s.log.Warn().Str("queryId", req.ID).Err(err).Msg("result stream cut after the response started")
+		panic(http.ErrAbortHandler)
+	}
+}
+
+func notAcceptable(accept, what string) error {
+	return newHTTPError(http.StatusNotAcceptable, "not_acceptable",
+		fmt.Sprintf("no format of %s matches Accept: %s (offered: JSON, XML, CSV, TSV results; Turtle, N-Triples, JSON-LD, RDF/XML graphs)", what, accept))
+}
+
+// commitBuffer holds the first bytes of a response so that an error in
+// them still gets a proper status; past limit it commits the 200 and
+// streams. A row cap hit after the commit is reported as a trailer.
+type commitBuffer struct {
+	w         gin.ResponseWriter
+	header    func(h http.Header)
+	buf       []byte
+	limit     int
+	committed bool
+}
+
+const commitLimit = 64 << 10
+
+func (b *commitBuffer) Write(p []byte) (int, error) {
+	if b.committed {
+		return b.w.Write(p)
+	}
+	if len(b.buf)+len(p) <= b.limit {
+		b.buf = append(b.buf, p...)
+		return len(p), nil
+	}
+	b.w.Header().Set("Trailer", truncatedHeader)
+	if err := b.commit(); err != nil {
+		return 0, err
+	}
+	return b.w.Write(p)
+}
+
+func (b *commitBuffer) commit() error {
+	b.header(b.w.Header())
+	b.w.WriteHeader(http.StatusOK)
+	b.committed = true
+	_, err := b.w.Write(b.buf)
+	b.buf = nil
+	return err
+}
+
+// truncatedHeader is set to "true" when the row cap cut the result.
+const truncatedHeader = "Wukong-Truncated"
+
+// writeResult negotiates the format for the result's form and streams it.
+func (s *Server) writeResult(ctx context.Context, c *gin.Context, res *Result, accept string) (int64, error) {
+	var offers []results.Format
+	switch res.Form {
+	case FormSelect:
+		offers = results.SolutionFormats
+	case FormAsk:
+		offers = results.BooleanFormats
+	case FormConstruct, FormDescribe:
+		offers = results.GraphFormats
+	default:
+		return 0, fmt.Errorf("BUG: backend returned a result of unknown form %d", res.Form)
+	}
+	f := results.Negotiate(accept, offers)
+	if f == results.FormatNone {
+		return 0, notAcceptable(accept, res.Form.String()+" results")
+	}
+	out := &commitBuffer{w: c.Writer, limit: commitLimit, header: func(h http.Header) {
+		h.Set("Content-Type", f.ContentType())
+		h.Set("Cache-Control", "no-store")
+		h.Set("Vary", "Accept")
+	}}
+	var n int64
+	var truncated bool
+	var err error
+	switch res.Form {
+	case FormAsk:
+		err = results.WriteBoolean(f, out, res.Boolean)
+	case FormSelect:
+		if res.Rows == nil {
+			return 0, errors.New("BUG: SELECT result without rows")
+		}
+		n, truncated, err = s.streamRows(ctx, out, f, res)
+	default:
+		if res.Triples == nil {
+			return 0, errors.New("BUG: graph result without triples")
+		}
+		n, truncated, err = s.streamTriples(ctx, out, f, res.Triples)
+	}
+	if err != nil {
+		return n, err
+	}
+	if truncated {
+		c.Writer.Header().Set(truncatedHeader, "true")
+		s.log.Warn().Str("queryId", c.GetString(ctxQueryID)).Int("maxRows", s.opts.MaxRows).Msg("result cut at the row cap")
+	}
+	if !out.committed {
+		return n, out.commit()
+	}
+	return n, nil
+}
+
+func (s *Server) prefixes() map[string]string {
+	if p, ok := s.backend.(Prefixer); ok {
+		return p.Prefixes()
+	}
+	return nil
+}
+
+func (s *Server) streamRows(ctx context.Context, out io.Writer, f results.Format, res *Result) (n int64, truncated bool, err error) {
+	sw, err := results.NewSolutionWriter(f, out)
+	if err != nil {
+		return 0, false, err
+	}
+	if err := sw.WriteHead(res.Vars); err != nil {
+		return 0, false, err
+	}
+	it := res.Rows
+	for it.Next() {
+		if s.opts.MaxRows > 0 && n >= int64(s.opts.MaxRows) {
+			truncated = true
+			break
+		}
+		if err := sw.WriteRow(it.Row()); err != nil {
+			return n, false, err
+		}
+		n++
+		if n&255 == 0 && ctx.Err() != nil {
+			return n, false, ctx.Err()
+		}
+	}
+	if err := it.Err(); err != nil {
+		return n, false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return n, false, err
+	}
+	return n, truncated, sw.Close()
+}
+
+func (s *Server) streamTriples(ctx context.Context, out io.Writer, f results.Format, it TripleIterator) (n int64, truncated bool, err error) {
+	gw, err := results.NewGraphWriter(f, out, results.GraphOptions{Prefixes: s.prefixes()})
+	if err != nil {
+		return 0, false, err
+	}
+	for it.Next() {
+		if s.opts.MaxRows > 0 && n >= int64(s.opts.MaxRows) {
+			truncated = true
+			break
+		}
+		if err := gw.WriteTriple(it.Triple()); err != nil {
+			return n, false, err
+		}
+		n++
+		if n&255 == 0 && ctx.Err() != nil {
+			return n, false, ctx.Err()
+		}
+	}
+	if err := it.Err(); err != nil {
+		return n, false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return n, false, err
+	}
+	return n, truncated, gw.Close()
+}
+
+func (s *Server) runUpdate(c *gin.Context, p *protocolRequest) {
+	if err := s.authorizeWrite(c); err != nil {
+		writeError(c, err)
+		return
+	}
+	for _, ref := range remoteRefs(p.update, "LOAD") {
+		if !allowed(ref, s.opts.AllowedLoads) {
+			writeError(c, fmt.Errorf("%w: LOAD <%s> is not allowed on this server (see --allow-load)", ErrForbidden, ref))
+			return
+		}
+	}
+	timeout, err := s.timeoutOf(p.params)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	release, err := s.acquire()
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	defer release()
+	ctx, done := s.deadlineContext(c, timeout)
+	defer done()
+	err = s.backend.Update(ctx, &UpdateRequest{
+		ID:               c.GetString(ctxQueryID),
+		Update:           p.update,
+		UsingGraphs:      p.usingGraphs,
+		UsingNamedGraphs: p.usingNamedGraphs,
+		AllowedLoads:     s.opts.AllowedLoads,
+	})
+	if errors.Is(err, ErrUnsupported) {
+		writeError(c, newHTTPError(http.StatusNotImplemented, "unsupported",
+			"SPARQL Update is not supported by this server yet; load or replace data with the Graph Store Protocol on /store"))
+		return
+	}
+	if err != nil {
+		writeError(c, contextError(ctx, err))
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

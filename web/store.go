@@ -1,0 +1,169 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/wukongd/wukongd/results"
+)
+
+// graphOf reads the target of a Graph Store Protocol request: ?default or
+// ?graph=IRI (absolute), exactly one of them.
+func graphOf(c *gin.Context) (GraphName, error) {
+	q := c.Request.URL.Query()
+	_, def := q["default"]
+	gs := q["graph"]
+	switch {
+	case def && len(gs) > 0:
+		return GraphName{}, newHTTPError(http.StatusBadRequest, "bad_request", "give either ?default or ?graph=IRI, not both")
+	case def:
+		return GraphName{Default: true}, nil
+	case len(gs) == 1:
+		u, err := url.Parse(gs[0])
+		if err != nil || !u.IsAbs() {
+			return GraphName{}, newHTTPError(http.StatusBadRequest, "bad_request", "the graph parameter must be an absolute IRI, not "+fmt.Sprintf("%q", gs[0]))
+		}
+		return GraphName{IRI: gs[0]}, nil
+	case len(gs) > 1:
+		return GraphName{}, newHTTPError(http.StatusBadRequest, "bad_request", "more than one graph parameter")
+	}
+	return GraphName{}, newHTTPError(http.StatusBadRequest, "bad_request", "the Graph Store Protocol needs ?default or ?graph=IRI")
+}
+
+func (s *Server) handleStore(c *gin.Context) {
+	start := time.Now()
+	g, err := graphOf(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	method := c.Request.Method
+	write := method == http.MethodPut || method == http.MethodPost || method == http.MethodDelete
+	if write {
+		if err := s.authorizeWrite(c); err != nil {
+			writeError(c, err)
+			return
+		}
+	}
+	var accept string
+	var f results.Format
+	if !write {
+		accept = acceptOf(c, c.Request.URL.Query(), results.GraphFormats)
+		if f = results.Negotiate(accept, results.GraphFormats); f == results.FormatNone {
+			writeError(c, notAcceptable(accept, "graphs"))
+			return
+		}
+	}
+	timeout := s.opts.MaxTimeout
+	if !write {
+		if timeout, err = s.timeoutOf(c.Request.URL.Query()); err != nil {
+			writeError(c, err)
+			return
+		}
+	}
+	release, err := s.acquire()
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	defer release()
+	ctx, done := s.deadlineContext(c, timeout)
+	defer done()
+	defer func() {
+		s.log.Debug().Str("queryId", c.GetString(ctxQueryID)).Str("graph", g.String()).Dur("duration", time.Since(start)).Msg("graph store")
+	}()
+
+	switch method {
+	case http.MethodGet, http.MethodHead:
+		s.storeGet(ctx, c, g, f)
+	case http.MethodDelete:
+		if err := s.backend.DeleteGraph(ctx, g); err != nil {
+			writeError(c, contextError(ctx, err))
+			return
+		}
+		c.Status(http.StatusNoContent)
+	case http.MethodPut, http.MethodPost:
+		ct := c.GetHeader("Content-Type")
+		mt, _, err := mime.ParseMediaType(ct)
+		if ct == "" || err != nil {
+			writeError(c, fmt.Errorf("%w: a %s to the graph store needs the Content-Type of its RDF body", ErrUnsupportedMediaType, method))
+			return
+		}
+		if strings.HasPrefix(mt, "multipart/") {
+			writeError(c, fmt.Errorf("%w: multipart bodies are not supported; send one RDF document", ErrUnsupportedMediaType))
+			return
+		}
+		base := g.IRI
+		if g.Default {
+			base = requestURL(c)
+		}
+		body := GraphBody{MediaType: strings.ToLower(mt), Base: base, Body: http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes)}
+		var created bool
+		if method == http.MethodPut {
+			created, err = s.backend.PutGraph(ctx, g, body)
+		} else {
+			created, err = s.backend.PostGraph(ctx, g, body)
+		}
+		if err != nil {
+			writeError(c, contextError(ctx, err))
+			return
+		}
+		if created {
+			c.Status(http.StatusCreated)
+			return
+		}
+		c.Status(http.StatusNoContent)
+	}
+}
+
+func requestURL(c *gin.Context) string {
+	scheme := "http"
+	if c.Request.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + c.Request.Host + c.Request.URL.RequestURI()
+}
+
+func (s *Server) storeGet(ctx context.Context, c *gin.Context, g GraphName, f results.Format) {
+	it, err := s.backend.GetGraph(ctx, g)
+	if err != nil {
+		writeError(c, contextError(ctx, err))
+		return
+	}
+	defer it.Close()
+	if c.Request.Method == http.MethodHead {
+		c.Header("Content-Type", f.ContentType())
+		c.Header("Vary", "Accept")
+		c.Status(http.StatusOK)
+		return
+	}
+	out := &commitBuffer{w: c.Writer, limit: commitLimit, header: func(h http.Header) {
+		h.Set("Content-Type", f.ContentType())
+		h.Set("Vary", "Accept")
+		h.Set("Cache-Control", "no-store")
+	}}
+	n, truncated, err := s.streamTriples(ctx, out, f, it)
+	c.Set(ctxRows, n)
+	if err == nil && truncated {
+		c.Writer.Header().Set(truncatedHeader, "true")
+	}
+	if err == nil && !out.committed {
+		err = out.commit()
+	}
+	if err != nil {
+		err = contextError(ctx, err)
+		if !c.Writer.Written() {
+			writeError(c, err)
+			return
+		}
+		_ = c.Error(err)
+		panic(http.ErrAbortHandler)
+	}
+}
