@@ -326,7 +326,7 @@ func TestServicePolicy(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.AllowedServices = []string{"http://ok.example/sparql"} })
 	for query, want := range map[string]int{
 		"SELECT * { SERVICE <http://bad.example/sparql> { ?s ?p ?o } }":                       403,
-		"PREFIX b: <http://bad.example/>\nSELECT * { SERVICE SILENT b:sparql { ?s ?p ?o } }":   403,
+		"PREFIX b: <http://bad.example/>\nSELECT * { SERVICE SILENT b:sparql { ?s ?p ?o } }":  403,
 		"SELECT * { SERVICE ?endpoint { ?s ?p ?o } }":                                         403,
 		"SELECT * { SERVICE <http://ok.example/sparql> { ?s ?p ?o } }":                        400, // allowed; the test backend cannot parse it
 		"SELECT * { ?service <http://example.org/knows> ?o }":                                 200,
@@ -341,11 +341,11 @@ func TestServicePolicy(t *testing.T) {
 
 func TestRemoteRefs(t *testing.T) {
 	cases := map[string][]string{
-		`PREFIX e: <http://e/> SELECT * { SERVICE e:x {} SERVICE <http://y> {} }`:            {"http://e/x", "http://y"},
+		`PREFIX e: <http://e/> SELECT * { SERVICE e:x {} SERVICE <http://y> {} }`:           {"http://e/x", "http://y"},
 		`SELECT * { ?s ?p "SERVICE <http://no>" . FILTER(?x < 3 && ?y > 2) } # SERVICE <x>`: nil,
-		`SELECT * { ?s ex:service ?o . ?service ?p ?o }`:                                      nil,
-		`SELECT * { service silent ?svc {} }`:                                                 {"?svc"},
-		`SELECT * { ?s ?p """a "SERVICE <http://no>" b""" }`:                                 nil,
+		`SELECT * { ?s ex:service ?o . ?service ?p ?o }`:                                    nil,
+		`SELECT * { service silent ?svc {} }`:                                               {"?svc"},
+		`SELECT * { ?s ?p """a "SERVICE <http://no>" b""" }`:                                nil,
 	}
 	for text, want := range cases {
 		if got := remoteRefs(text, "SERVICE"); !reflect.DeepEqual(got, want) {
