@@ -53,14 +53,10 @@ func newFlagSet(name, synopsis, description string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args with fs; on -h/--help it prints the usage and
-// returns flag.ErrHelp.
+// parseFlags parses args with fs; on -h/--help the flag package prints the
+// usage and parseFlags returns flag.ErrHelp.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fs.Usage()
-	}
-	return err
+	return fs.Parse(args)
 }
 
 func usage(w io.Writer) {
