@@ -1,0 +1,64 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestNewStoreURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://h:8080/sparql":   "http://h:8080/store",
+		"http://h/a/b/query?x=1": "http://h/a/b/store",
+		"http://h":               "http://h/store",
+	} {
+		if got := New(in).StoreURL; got != want {
+			t.Errorf("New(%q).StoreURL = %q, want %q", in, got, want)
+		}
+	}
+	c := New("http://h/sparql")
+	if got := c.storeURL(""); got != "http://h/store?default" {
+		t.Errorf("default: %s", got)
+	}
+	if got := c.storeURL("http://g/1?a=b"); got != "http://h/store?graph=http%3A%2F%2Fg%2F1%3Fa%3Db" {
+		t.Errorf("named: %s", got)
+	}
+}
+
+func TestErrorDecoding(t *testing.T) {
+	var status int
+	var body, ctype string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ctype)
+		w.Header().Set("X-Query-Id", "hdr-id")
+		w.WriteHeader(status)
+		w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	c := New(srv.URL + "/sparql")
+	ctx := context.Background()
+
+	status, ctype, body = 400, "application/json", `{"status":400,"error":"syntax_error","message":"unexpected }","queryId":"q1","line":3,"col":7}`
+	_, err := c.Select(ctx, "SELECT")
+	var se *SyntaxError
+	if !errors.As(err, &se) || se.Line != 3 || se.Col != 7 || se.QueryID != "q1" {
+		t.Errorf("syntax: %#v", err)
+	}
+	status, body = 504, `{"status":504,"error":"timeout","message":"too slow","queryId":"q2"}`
+	_, err = c.Ask(ctx, "ASK {}")
+	var he *HTTPError
+	if !errors.Is(err, ErrTimeout) || !errors.As(err, &he) || he.StatusCode != 504 || he.QueryID != "q2" {
+		t.Errorf("timeout: %#v", err)
+	}
+	status, ctype, body = 502, "text/html", "<html>bad gateway</html>"
+	_, err = c.Construct(ctx, "CONSTRUCT {} WHERE {}")
+	if !errors.As(err, &he) || he.StatusCode != 502 || he.Message != "<html>bad gateway</html>" || he.QueryID != "hdr-id" || errors.Is(err, ErrTimeout) {
+		t.Errorf("other: %#v", err)
+	}
+	status, ctype, body = 200, "text/html", "<html>hello</html>"
+	if _, err = c.Select(ctx, "SELECT * {}"); err == nil {
+		t.Error("HTML accepted as results")
+	}
+}
