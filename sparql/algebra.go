@@ -65,7 +65,9 @@ func NewVarRef(v Var) TermOrVar { return TermOrVar{Var: v} }
 // NewTermRef returns the TermOrVar for constant t.
 func NewTermRef(t rdf.Term) TermOrVar { return TermOrVar{Term: t} }
 
-// TriplePattern is a triple whose positions are terms or variables.
+// TriplePattern is a triple whose positions are terms or variables. Its
+// Pos is the position of its object in the text (each object of "s p o1,
+// o2" makes a triple of its own).
 type TriplePattern struct {
 	Pos
 	S, P, O TermOrVar

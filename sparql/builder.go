@@ -36,6 +36,9 @@ type builder struct {
 	template bool
 	// noBlank, noVars reject blank nodes / variables in update data.
 	noBlank, noVars string
+	// dataLabels scopes the blank node labels of INSERT DATA like those of
+	// basic graph patterns (one operation may not reuse another's labels).
+	dataLabels bool
 }
 
 func newBuilder(tokens *antlr.CommonTokenStream) *builder {
@@ -191,14 +194,17 @@ func (b *builder) blank(label string, p Pos, written bool) TermOrVar {
 	if b.noBlank != "" {
 		failf(p, "blank nodes are not allowed in %s", b.noBlank)
 	}
-	if b.template {
+	if b.template && !b.dataLabels {
 		return NewTermRef(rdf.NewBlank(label))
 	}
 	if written {
 		if s, ok := b.labelScope[label]; ok && s != b.curScope {
-			failf(p, "blank node label _:%s is already used in another basic graph pattern", label)
+			failf(p, "blank node label _:%s is already used in another basic graph pattern or INSERT DATA", label)
 		}
 		b.labelScope[label] = b.curScope
+	}
+	if b.template {
+		return NewTermRef(rdf.NewBlank(label))
 	}
 	return NewVarRef(Var("_:" + label))
 }
@@ -1054,7 +1060,7 @@ func (b *builder) selectPattern(selCtx parser.ISelectClauseContext, whereCtx par
 
 	if keys != nil || having != nil || len(aggs) > 0 {
 		if star {
-			failf(pos(sel), "SELECT * is not allowed with GROUP BY or aggregates")
+			failf(tokPos(sel.STAR().GetSymbol()), "SELECT * is not allowed with GROUP BY or aggregates")
 		}
 		p = &Group{Pos: wherePos, Input: p, Keys: keys, Aggregates: aggs}
 		if having != nil {
@@ -1496,7 +1502,9 @@ func (b *builder) update1(ctx *parser.Update1Context) UpdateOp {
 	case *parser.InsertDataContext:
 		b.scopeID++
 		b.curScope = b.scopeID
+		b.dataLabels = true
 		qs := b.quads(x.QuadData().(*parser.QuadDataContext).Quads(), "", "INSERT DATA", true)
+		b.dataLabels = false
 		return &InsertData{Pos: p, Quads: groundOf(qs)}
 	case *parser.DeleteDataContext:
 		qs := b.quads(x.QuadData().(*parser.QuadDataContext).Quads(), "DELETE DATA", "DELETE DATA", true)
@@ -1594,19 +1602,6 @@ func (b *builder) quads(ctx parser.IQuadsContext, noBlank, noVars string, templa
 			add(TermOrVar{}, x)
 		case *parser.QuadsNotTriplesContext:
 			add(b.varOrIri(x.VarOrIri()), x.TriplesTemplate())
-		}
-	}
-	// Blank node labels of INSERT DATA may not be shared between operations.
-	if noVars == "INSERT DATA" {
-		for _, q := range out {
-			for _, t := range []TermOrVar{q.S, q.O} {
-				if t.Term.IsBlank() {
-					if s, ok := b.labelScope[t.Term.Value]; ok && s != b.curScope {
-						failf(q.Pos, "blank node label _:%s is already used in another operation", t.Term.Value)
-					}
-					b.labelScope[t.Term.Value] = b.curScope
-				}
-			}
 		}
 	}
 	return out

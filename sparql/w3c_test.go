@@ -3,10 +3,10 @@ package sparql
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )

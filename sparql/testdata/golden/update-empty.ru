@@ -1,0 +1,2 @@
+# an empty request is valid
+PREFIX : <http://ex/>
