@@ -354,7 +354,10 @@ func (s *Server) handleReady(c *gin.Context) {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
 		defer cancel()
 		if err := r.Ready(ctx); err != nil {
-			writeError(c, fmt.Errorf("%w: %v", ErrNotReady, err))
+			if !errors.Is(err, ErrNotReady) {
+				err = fmt.Errorf("%w: %v", ErrNotReady, err)
+			}
+			writeError(c, err)
 			return
 		}
 	}

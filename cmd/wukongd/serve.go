@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wukongd/wukongd/datasets"
+	"github.com/wukongd/wukongd/web"
+)
+
+func init() {
+	register(&command{name: "serve", summary: "serve the SPARQL endpoint, graph store and web console", run: runServe})
+}
+
+// listFlag collects a repeatable, comma-separated flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+func runServe(args []string) error {
+	fs := newFlagSet("serve", "[--data DIR | --empty] [--addr HOST:PORT] [flags]", `
+Serves the SPARQL 1.1 Protocol on /sparql (and /query, /update), the Graph
+Store Protocol on /store, the web console on /, and /healthz, /readyz and
+/metrics. With neither --data nor --empty it serves the embedded LUBM
+default dataset. Writes (SPARQL Update, Graph Store PUT/POST/DELETE) are off
+unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
+	data := fs.String("data", "", "snapshot directory to serve (made by 'wukongd load')")
+	empty := fs.Bool("empty", false, "start with an empty store")
+	token := fs.String("update-token", "", "enable writes, authorized by this bearer token")
+	var cors, services, loads listFlag
+	fs.Var(&cors, "cors", "allow browser calls from this origin (repeatable, comma-separated; * for any)")
+	fs.Var(&services, "allow-service", "allow SERVICE calls to this endpoint IRI (repeatable; * for any)")
+	fs.Var(&loads, "allow-load", "allow LOAD from this IRI (repeatable; * for any)")
+	timeout := fs.Duration("timeout", 30*time.Second, "default per-query timeout")
+	maxTimeout := fs.Duration("max-timeout", 5*time.Minute, "maximum per-query timeout a request may ask for")
+	maxRows := fs.Int("max-rows", 1_000_000, "result row cap (negative: none)")
+	maxBody := fs.Int64("max-body", 64<<20, "request body cap in bytes")
+	maxConc := fs.Int("max-concurrent", 0, "concurrent query cap (default 4×GOMAXPROCS)")
+	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if *data != "" && *empty {
+		return errors.New("--data and --empty exclude each other")
+	}
+	lvl, err := zerolog.ParseLevel(*level)
+	if err != nil {
+		return fmt.Errorf("bad --log-level: %w", err)
+	}
+	log := zerolog.New(os.Stderr).Level(lvl).With().Timestamp().Str("cmd", "serve").Logger()
+
+	backend, err := newServeBackend(*data, *empty)
+	if err != nil {
+		return err
+	}
+	var examples []web.Example
+	for _, q := range datasets.LUBMQueries() {
+		name := q.Name
+		if q.Label != "" {
+			name = q.Label + " (" + q.Name + ")"
+		}
+		examples = append(examples, web.Example{Name: name, Description: q.Description, Query: q.Text})
+	}
+	srv, err := web.New(web.Options{
+		Backend:         backend,
+		Logger:          log,
+		DefaultTimeout:  *timeout,
+		MaxTimeout:      *maxTimeout,
+		MaxRows:         *maxRows,
+		MaxBodyBytes:    *maxBody,
+		MaxConcurrent:   *maxConc,
+		UpdateToken:     *token,
+		CORSOrigins:     cors,
+		AllowedServices: services,
+		AllowedLoads:    loads,
+		Examples:        examples,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w", *addr, err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 1 << 20}
+	fmt.Printf("wukongd serving on http://%s (console: http://%s/, endpoint: http://%s/sparql)\n", ln.Addr(), ln.Addr(), ln.Addr())
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info().Msg("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// newServeBackend builds the query backend for serve.
+//
+// TODO(engine): wire the real engine here once exec/ provides an adapter to
+// web.Backend: open the snapshot in dataDir (--data), an empty store
+// (--empty), or the embedded LUBM default (datasets.DefaultDataset, loaded
+// through loader/ into a snapshot on first run). Until then serve answers
+// with 503 "not ready" and says why.
+func newServeBackend(dataDir string, empty bool) (web.Backend, error) {
+	if dataDir != "" {
+		if _, err := os.Stat(dataDir); err != nil {
+			return nil, fmt.Errorf("cannot serve --data: %w", err)
+		}
+	}
+	return engineMissing{}, nil
+}
+
+// engineMissing is the placeholder backend until the engine is wired (see
+// the TODO above): every operation is ErrNotReady, and /readyz says why.
+type engineMissing struct{}
+
+var errEngineMissing = fmt.Errorf("%w: the query engine is not wired into 'wukongd serve' yet", web.ErrNotReady)
+
+func (engineMissing) Ready(context.Context) error { return errEngineMissing }
+func (engineMissing) Query(context.Context, *web.QueryRequest) (*web.Result, error) {
+	return nil, errEngineMissing
+}
+func (engineMissing) Update(context.Context, *web.UpdateRequest) error { return errEngineMissing }
+func (engineMissing) GetGraph(context.Context, web.GraphName) (web.TripleIterator, error) {
+	return nil, errEngineMissing
+}
+func (engineMissing) PutGraph(context.Context, web.GraphName, web.GraphBody) (bool, error) {
+	return false, errEngineMissing
+}
+func (engineMissing) PostGraph(context.Context, web.GraphName, web.GraphBody) (bool, error) {
+	return false, errEngineMissing
+}
+func (engineMissing) DeleteGraph(context.Context, web.GraphName) error { return errEngineMissing }
