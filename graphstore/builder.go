@@ -145,7 +145,7 @@ func (b *Builder) Build() (*Store, error) {
 		for w := range outs {
 			outs[w][i], ins[w][i] = nil, nil
 		}
-		tables[i], parts[i], errs[i] = buildShard(out, in, width, &dups, &dist)
+		tables[i], parts[i], errs[i] = buildShard(out, in, width, denseOf(dict), &dups, &dist)
 	})
 	for i, err := range errs {
 		if err != nil {
@@ -240,6 +240,60 @@ func parallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
+// denseIndex maps the IDs of a dictionary onto 0..n-1 (IDs are dense in
+// two ranges).
+type denseIndex struct{ npc, n uint64 }
+
+func denseOf(d *Dict) denseIndex { return denseIndex{npc: d.npc, n: d.n} }
+
+func (x denseIndex) of(v ID) uint64 {
+	if v < FirstVertexID {
+		return uint64(v) - 1
+	}
+	return uint64(v-FirstVertexID) + x.npc
+}
+
+// sortRecs sorts r by (key, neighbour): a counting sort by vertex (IDs are
+// dense, so this is two linear passes), then each vertex's few records by
+// predicate, direction and neighbour. It returns a new slice; r is
+// released.
+func sortRecs(r []rec, dn denseIndex) []rec {
+	if len(r) < 1024 {
+		slices.SortFunc(r, cmpRec)
+		return r
+	}
+	ends := make([]uint32, dn.n+1)
+	for _, x := range r {
+		ends[dn.of(x.k.Vertex())+1]++
+	}
+	for i := 1; i < len(ends); i++ {
+		ends[i] += ends[i-1]
+	}
+	out := make([]rec, len(r))
+	for _, x := range r {
+		i := dn.of(x.k.Vertex())
+		out[ends[i]] = x
+		ends[i]++
+	}
+	// ends[i] is now the end of vertex i's group.
+	start := uint32(0)
+	for _, end := range ends[:dn.n] {
+		if g := out[start:end]; len(g) > 1 {
+			if len(g) <= 24 {
+				for a := 1; a < len(g); a++ {
+					for b := a; b > 0 && cmpRec(g[b], g[b-1]) < 0; b-- {
+						g[b], g[b-1] = g[b-1], g[b]
+					}
+				}
+			} else {
+				slices.SortFunc(g, cmpRec)
+			}
+		}
+		start = end
+	}
+	return out
+}
+
 // dedup removes adjacent repeats from sorted recs.
 func dedup(r []rec) ([]rec, uint64) {
 	if len(r) == 0 {
@@ -295,14 +349,14 @@ func (l *idLists) each(fn func(k ID, vals []uint64) error) error {
 
 // buildShard sorts and deduplicates a shard's edges and lays out its table:
 // the edge lists, the index vertices and the per-vertex predicate lists.
-func buildShard(out, in []rec, width int, dups, dist *atomic.Uint64) ([]byte, *shardStats, error) {
+func buildShard(out, in []rec, width int, dn denseIndex, dups, dist *atomic.Uint64) ([]byte, *shardStats, error) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		slices.SortFunc(in, cmpRec)
+		in = sortRecs(in, dn)
 	}()
-	slices.SortFunc(out, cmpRec)
+	out = sortRecs(out, dn)
 	wg.Wait()
 	out, d := dedup(out)
 	in, _ = dedup(in)

@@ -124,6 +124,19 @@ type termScratch struct {
 	codes  []uint32
 	order  []uint32 // term positions grouped by stripe
 	tns    []uint32
+	hit    []bool // position resolved by the cache
+	// cache of predicates and classes (few terms, repeated in every
+	// triple): direct-mapped by hash, verified by value.
+	cache [256]cachedTerm
+}
+
+type cachedTerm struct {
+	h     uint64
+	value string
+	code  uint32
+	tn    uint32
+	kind  byte
+	role  byte
 }
 
 // internBatch interns the 3·len(batch) terms of batch into tns (in triple
@@ -134,9 +147,11 @@ func (b *Builder) internBatch(batch []rdf.Triple, sc *termScratch) ([]uint32, er
 	sc.codes = grow(sc.codes, n)
 	sc.order = grow(sc.order, n)
 	sc.tns = grow(sc.tns, n)
+	sc.hit = grow(sc.hit, n)
 	var counts [stripeCount + 1]int
 	for i := range batch {
 		t := &batch[i]
+		isType := t.P.Kind == rdf.KindIRI && t.P.Value == rdf.RDFType
 		for j, term := range [3]*rdf.Term{&t.S, &t.P, &t.O} {
 			if term.Kind != rdf.KindIRI && term.Kind != rdf.KindBlank && term.Kind != rdf.KindLiteral {
 				return nil, fmt.Errorf("triple %d of the batch: term %d is not an RDF term", i, j)
@@ -147,7 +162,14 @@ func (b *Builder) internBatch(batch []rdf.Triple, sc *termScratch) ([]uint32, er
 				code = b.annots.code(term)
 			}
 			h := hashTerm(byte(term.Kind), code, term.Value)
-			sc.hashes[pos], sc.codes[pos] = h, code
+			sc.hashes[pos], sc.codes[pos], sc.hit[pos] = h, code, false
+			if role := positionRole(j, isType); role != 0 {
+				c := &sc.cache[h&255]
+				if c.h == h && c.role == role && c.kind == byte(term.Kind) && c.code == code && c.value == term.Value {
+					sc.tns[pos], sc.hit[pos] = c.tn, true
+					continue
+				}
+			}
 			counts[h>>(64-stripeBits)+1]++
 		}
 		if t.P.Kind != rdf.KindIRI {
@@ -159,6 +181,9 @@ func (b *Builder) internBatch(batch []rdf.Triple, sc *termScratch) ([]uint32, er
 	}
 	starts := counts
 	for pos := 0; pos < n; pos++ {
+		if sc.hit[pos] {
+			continue
+		}
 		s := sc.hashes[pos] >> (64 - stripeBits)
 		sc.order[counts[s]] = uint32(pos)
 		counts[s]++
@@ -190,11 +215,27 @@ func (b *Builder) internBatch(batch []rdf.Triple, sc *termScratch) ([]uint32, er
 				st.mu.Unlock()
 				return nil, err
 			}
-			sc.tns[pos] = local<<stripeBits | uint32(s)
+			tn := local<<stripeBits | uint32(s)
+			sc.tns[pos] = tn
+			if role != 0 {
+				h := sc.hashes[pos]
+				sc.cache[h&255] = cachedTerm{h: h, value: term.Value, code: sc.codes[pos], tn: tn, kind: byte(term.Kind), role: role}
+			}
 		}
 		st.mu.Unlock()
 	}
 	return sc.tns[:n], nil
+}
+
+// positionRole is the role a term gets from its position in a triple.
+func positionRole(j int, isType bool) byte {
+	switch {
+	case j == 1:
+		return rolePredicate
+	case j == 2 && isType:
+		return roleClass
+	}
+	return 0
 }
 
 func grow[T any](s []T, n int) []T {

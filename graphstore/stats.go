@@ -95,6 +95,7 @@ func (s *Stats) ClassPredicate(c, p ID, d Dir) (ClassPredicateStats, bool) {
 type shardStats struct {
 	triples, subjects, objects, outPreds, inPreds, untyped uint64
 	preds                                                  map[ID]*PredicateStats
+	predDense                                              []*PredicateStats // cache of preds for small IDs
 	classes                                                map[ID]uint64
 	cp                                                     map[cpKey]*ClassPredicateStats
 }
@@ -105,14 +106,22 @@ type cpKey struct {
 }
 
 func newShardStats() *shardStats {
-	return &shardStats{preds: map[ID]*PredicateStats{}, classes: map[ID]uint64{}, cp: map[cpKey]*ClassPredicateStats{}}
+	return &shardStats{preds: map[ID]*PredicateStats{}, predDense: make([]*PredicateStats, 4096), classes: map[ID]uint64{}, cp: map[cpKey]*ClassPredicateStats{}}
 }
 
 func (s *shardStats) pred(p ID) *PredicateStats {
+	if p < ID(len(s.predDense)) {
+		if ps := s.predDense[p]; ps != nil {
+			return ps
+		}
+	}
 	ps := s.preds[p]
 	if ps == nil {
 		ps = &PredicateStats{Pred: p}
 		s.preds[p] = ps
+	}
+	if p < ID(len(s.predDense)) {
+		s.predDense[p] = ps
 	}
 	return ps
 }
