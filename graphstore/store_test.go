@@ -222,8 +222,10 @@ func TestRemoteLookupThroughFabric(t *testing.T) {
 	if !slices.Equal(got, want) || !slices.Equal(ends, wantEnds) {
 		t.Fatal("batched lookups differ from single ones")
 	}
-	if d := st.Counters().Sub(before); d.RoundTrips > 3*uint64(st.NumShards()) {
-		t.Fatalf("batch of %d keys took %d round trips", len(keys), d.RoundTrips)
+	// One round per chain level plus one for values, each one round trip
+	// per peer (3 peers): far fewer than one per key.
+	if d := st.Counters().Sub(before); d.RoundTrips > 5*uint64(st.NumShards()-1) || d.Reads < uint64(len(keys)/2) {
+		t.Fatalf("batch of %d keys took %d round trips, %d reads", len(keys), d.RoundTrips, d.Reads)
 	}
 	// A failed node is an error, not a panic or an empty list.
 	lb := st.Fabric().(*rdmakv.Loopback)

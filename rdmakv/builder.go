@@ -14,8 +14,11 @@ type TableOptions struct {
 	// Keys is the number of keys that will be added (a hint for the
 	// number of main buckets; it may be exceeded).
 	Keys int
-	// Load is the target fill of the main buckets' entry slots
-	// (default 0.85). Keys beyond a full bucket go to overflow buckets.
+	// Load is keys per main-bucket entry slot (default 1.0, at most 2).
+	// Keys beyond a bucket's 7 go to overflow buckets, packed, so the
+	// slots overall stay well used: at 1.0 about 87% of all slots hold a
+	// key and about 15% of the keys need a second bucket READ remotely;
+	// lower values trade memory for fewer chained reads.
 	Load float64
 	// Buckets, if > 0, fixes the number of main buckets (tests use a tiny
 	// table to force collisions and chains).
@@ -42,8 +45,8 @@ func NewTableBuilder(opts TableOptions) (*TableBuilder, error) {
 	if opts.Width != 4 && opts.Width != 8 {
 		return nil, fmt.Errorf("table value width %d: must be 4 or 8", opts.Width)
 	}
-	if opts.Load <= 0 || opts.Load > 1 {
-		opts.Load = 0.85
+	if opts.Load <= 0 || opts.Load > 2 {
+		opts.Load = 1.0
 	}
 	return &TableBuilder{
 		opts:  opts,
@@ -112,50 +115,77 @@ func (b *TableBuilder) Build() ([]byte, error) {
 			nMain = 1
 		}
 	}
-	h := TableHeader{Width: uint32(b.opts.Width), NMain: nMain, NKeys: n, Seed: b.opts.Seed}
-	// Place keys: fill[b] counts used entry slots of bucket b; last[b] is
-	// the last bucket of b's chain.
-	fill := make([]uint8, nMain, nMain+nMain/8+1)
-	last := make([]uint32, nMain)
-	for i := range last {
-		last[i] = uint32(i)
-	}
 	if nMain > math.MaxUint32 {
 		return nil, fmt.Errorf("table of %d buckets too large", nMain)
 	}
-	slotOf := make([]uint64, n) // bucket*8+slot of key i
-	chain := make([]uint32, nMain, cap(fill))
+	h := TableHeader{Width: uint32(b.opts.Width), NMain: nMain, NKeys: n, Seed: b.opts.Seed}
+	// Group the keys by main bucket (counting sort): ends[mb] is the end
+	// of bucket mb's keys in order.
+	mbs := make([]uint32, n)
+	ends := make([]uint32, nMain+1)
 	for i, k := range b.keys {
-		mb := h.Bucket(k)
-		bk := uint64(last[mb])
-		if fill[bk] == EntriesPerBucket {
-			nb := uint64(len(fill))
-			if nb > math.MaxUint32 {
-				return nil, fmt.Errorf("table of %d buckets too large", nb)
-			}
-			fill = append(fill, 0)
-			chain = append(chain, 0)
-			chain[bk] = uint32(nb)
-			last[mb] = uint32(nb)
-			bk = nb
-		}
-		slotOf[i] = bk*SlotsPerBucket + uint64(fill[bk])
-		fill[bk]++
+		mb := uint32(h.Bucket(k))
+		mbs[i] = mb
+		ends[mb+1]++
 	}
-	h.NBuckets = uint64(len(fill))
+	var overflow uint64
+	for mb := uint64(0); mb < nMain; mb++ {
+		if c := uint64(ends[mb+1]); c > EntriesPerBucket {
+			overflow += c - EntriesPerBucket
+		}
+		ends[mb+1] += ends[mb]
+	}
+	order := make([]uint32, n)
+	fill := ends[:nMain:nMain] // reused as the next free position of each group
+	fill = append([]uint32(nil), fill...)
+	for i, mb := range mbs {
+		order[fill[mb]] = uint32(i)
+		fill[mb]++
+	}
+	// The first 7 keys of a bucket take its slots; the rest go to overflow
+	// buckets, packed: bucket after bucket, each group's run continuing
+	// where the previous one ended. A main bucket chains to the overflow
+	// bucket holding its first overflow key; an overflow bucket chains to
+	// the next one when some group's run continues there. A lookup
+	// therefore sees all of its group's keys, and stops at an empty slot
+	// or a full bucket without a chain.
+	nOver := (overflow + EntriesPerBucket - 1) / EntriesPerBucket
+	h.NBuckets = nMain + nOver
+	if h.NBuckets > math.MaxUint32 {
+		return nil, fmt.Errorf("table of %d buckets too large", h.NBuckets)
+	}
 	h.ValuesOff = HeaderSize + h.NBuckets*BucketSize
 	h.NValues = b.nvals
 	out := make([]byte, h.Size())
 	h.encode(out)
-	for i, s := range slotOf {
-		p := HeaderSize + s*SlotSize
+	put := func(bk, slot uint64, i uint32) {
+		p := HeaderSize + bk*BucketSize + slot*SlotSize
 		binary.LittleEndian.PutUint64(out[p:], b.keys[i])
 		binary.LittleEndian.PutUint64(out[p+8:], b.words[i])
 	}
-	for bk, nx := range chain {
-		if nx != 0 {
-			p := HeaderSize + uint64(bk)*BucketSize + EntriesPerBucket*SlotSize
-			binary.LittleEndian.PutUint64(out[p:], uint64(nx))
+	chain := func(from, to uint64) {
+		p := HeaderSize + from*BucketSize + EntriesPerBucket*SlotSize
+		binary.LittleEndian.PutUint64(out[p:], to)
+	}
+	var pos uint64 // next overflow slot
+	start := uint32(0)
+	for mb := uint64(0); mb < nMain; mb++ {
+		group := order[start:ends[mb+1]]
+		start = ends[mb+1]
+		for j, i := range group {
+			if j < EntriesPerBucket {
+				put(mb, uint64(j), i)
+				continue
+			}
+			bk := nMain + pos/EntriesPerBucket
+			switch {
+			case j == EntriesPerBucket:
+				chain(mb, bk)
+			case pos%EntriesPerBucket == 0:
+				chain(bk-1, bk)
+			}
+			put(bk, pos%EntriesPerBucket, i)
+			pos++
 		}
 	}
 	copy(out[h.ValuesOff:], b.values)

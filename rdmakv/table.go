@@ -25,7 +25,12 @@ import (
 //	            Slots 0..6 hold entries, filled in order (so an empty slot
 //	            ends the search). Slot 7 chains: its key field is the index
 //	            of the overflow bucket (0 = no chain; bucket 0 is a main
-//	            bucket, never an overflow target), its word is 0.
+//	            bucket, never an overflow target), its word is 0. Buckets
+//	            0..nMain-1 are the main buckets; overflow buckets follow,
+//	            packed (one may hold the overflow of several main buckets,
+//	            and chains to the next when a main bucket's overflow run
+//	            continues there): a lookup walks its chain until it finds
+//	            the key, an empty slot, or a full bucket without a chain.
 //	valuesOff   the value area: nValues elements of width bytes; a list is
 //	            a run of sorted elements.
 //

@@ -61,7 +61,7 @@ func TestTableCollisionsAndChains(t *testing.T) {
 		name    string
 		buckets int
 		width   int
-	}{{"one-bucket", 1, 4}, {"three-buckets", 3, 8}, {"sized", 0, 4}} {
+	}{{"one-bucket", 1, 4}, {"three-buckets", 3, 8}, {"thirteen-buckets", 13, 4}, {"sized", 0, 4}} {
 		t.Run(tc.name, func(t *testing.T) {
 			entries := testEntries(100, 7)
 			tab := buildTable(t, entries, TableOptions{Width: tc.width, Buckets: tc.buckets, Seed: 3})
@@ -81,7 +81,12 @@ func TestTableCollisionsAndChains(t *testing.T) {
 					t.Fatalf("Lookup(%#x) = %d,%v", k, n, ok)
 				}
 			}
-			for k := uint64(0); k < 50; k++ {
+			r := rand.New(rand.NewPCG(99, 1))
+			for j := 0; j < 3000; j++ {
+				k := r.Uint64()
+				if j < 50 {
+					k = uint64(j)
+				}
 				if _, in := entries[k]; in {
 					continue
 				}
