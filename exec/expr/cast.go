@@ -125,10 +125,10 @@ func castString(v Value) string {
 	case KindInteger:
 		return v.integerString()
 	case KindDecimal:
-		if v.d.IsInt() {
-			return v.d.Num().String()
+		if r := v.decRat(); r.IsInt() {
+			return r.Num().String()
 		}
-		return formatDecimal(v.d)
+		return v.decimalString()
 	case KindFloat, KindDouble:
 		bits := 64
 		if v.kind == KindFloat {
@@ -166,6 +166,9 @@ func castInteger(v Value) (Value, error) {
 	case KindInteger:
 		return computed(v), nil
 	case KindDecimal:
+		if v.d == nil {
+			return Int(v.i / pow10[v.scale]), nil
+		}
 		return intValue(new(big.Int).Quo(v.d.Num(), v.d.Denom())), nil
 	case KindFloat, KindDouble:
 		if math.IsNaN(v.f) || math.IsInf(v.f, 0) {

@@ -363,7 +363,7 @@ func TestDecodeCanonical(t *testing.T) {
 		}
 	}
 	d, _ := parseDecimal("-000.2500")
-	if got := formatDecimal(d.d); got != "-0.25" {
+	if got := d.decimalString(); got != "-0.25" {
 		t.Errorf("formatDecimal(-000.2500) = %s, want -0.25", got)
 	}
 }

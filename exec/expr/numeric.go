@@ -31,7 +31,7 @@ func (v Value) bigInt() *big.Int {
 func (v Value) rat() *big.Rat {
 	switch {
 	case v.kind == KindDecimal:
-		return v.d
+		return v.decRat()
 	case v.n != nil:
 		return new(big.Rat).SetInt(v.n)
 	}
@@ -44,7 +44,10 @@ func (v Value) float() float64 {
 	case KindFloat, KindDouble:
 		return v.f
 	case KindDecimal:
-		f, _ := v.d.Float64()
+		if v.d == nil && v.i < 1<<53 && v.i > -(1<<53) {
+			return float64(v.i) / pow10f[v.scale] // both exact: one rounding
+		}
+		f, _ := v.decRat().Float64()
 		return f
 	case KindInteger:
 		if v.n != nil {
@@ -86,6 +89,11 @@ func arith(op byte, a, b Value) (Value, error) {
 		}
 		return intValue(r), nil
 	case KindDecimal:
+		if op != '/' {
+			if r, ok := smallDecimalArith(op, a, b); ok {
+				return r, nil
+			}
+		}
 		x, y := a.rat(), b.rat()
 		r := new(big.Rat)
 		switch op {
@@ -211,6 +219,13 @@ func compareNumeric(a, b Value) (int, bool) {
 		}
 		return a.bigInt().Cmp(b.bigInt()), true
 	case KindDecimal:
+		if am, as, ok := a.smallDecimal(); ok {
+			if bm, bs, ok := b.smallDecimal(); ok {
+				if x, y, ok := align(am, as, bm, bs); ok {
+					return cmpInt64(x, y), true
+				}
+			}
+		}
 		return a.rat().Cmp(b.rat()), true
 	}
 	x, y := a.float(), b.float()
@@ -237,7 +252,10 @@ func negate(v Value) (Value, error) {
 		}
 		return intValue(new(big.Int).Neg(v.bigInt())), nil
 	case KindDecimal:
-		return decimalValue(new(big.Rat).Neg(v.d)), nil
+		if v.d == nil && v.i != math.MinInt64 {
+			return Value{kind: KindDecimal, i: -v.i, scale: v.scale}, nil
+		}
+		return decimalValue(new(big.Rat).Neg(v.decRat())), nil
 	case KindFloat:
 		return floatValue(-v.f), nil
 	case KindDouble:
@@ -267,6 +285,15 @@ func numericSign(v Value) int {
 		}
 		return 0
 	case KindDecimal:
+		if v.d == nil {
+			switch {
+			case v.i < 0:
+				return -1
+			case v.i > 0:
+				return 1
+			}
+			return 0
+		}
 		return v.d.Sign()
 	}
 	switch {
@@ -295,7 +322,8 @@ func numRound(mode byte, v Value) (Value, error) {
 	case KindInteger:
 		return computed(v), nil
 	case KindDecimal:
-		num, den := v.d.Num(), v.d.Denom()
+		r := v.decRat()
+		num, den := r.Num(), r.Denom()
 		q, m := new(big.Int), new(big.Int)
 		switch mode {
 		case 'f':
@@ -337,4 +365,87 @@ func numRound(mode byte, v Value) (Value, error) {
 		return v, nil
 	}
 	return Value{}, errNotNumeric
+}
+
+// pow10 and pow10f are the powers of ten a small decimal's scale uses.
+var (
+	pow10  [19]int64
+	pow10f [19]float64
+)
+
+func init() {
+	p := int64(1)
+	for i := range pow10 {
+		pow10[i], pow10f[i] = p, float64(p)
+		p *= 10
+	}
+}
+
+// decRat returns a decimal as a big.Rat (which must not be modified).
+func (v Value) decRat() *big.Rat {
+	if v.d != nil {
+		return v.d
+	}
+	return new(big.Rat).SetFrac64(v.i, pow10[v.scale])
+}
+
+// smallDecimal returns an integer or decimal as mantissa and scale when it
+// fits the int64 fast path.
+func (v Value) smallDecimal() (m int64, scale uint8, ok bool) {
+	switch v.kind {
+	case KindInteger:
+		return v.i, 0, v.n == nil
+	case KindDecimal:
+		return v.i, v.scale, v.d == nil
+	}
+	return 0, 0, false
+}
+
+// align brings two scaled mantissas to the same scale; ok is false on
+// overflow.
+func align(am int64, as uint8, bm int64, bs uint8) (int64, int64, bool) {
+	var ok bool
+	switch {
+	case as < bs:
+		am, ok = smallArith('*', am, pow10[bs-as])
+	case as > bs:
+		bm, ok = smallArith('*', bm, pow10[as-bs])
+	default:
+		ok = true
+	}
+	return am, bm, ok
+}
+
+func cmpInt64(x, y int64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// smallDecimalArith adds, subtracts or multiplies two integers or decimals
+// on int64 mantissas; ok is false when an operand is not small or the
+// result does not fit.
+func smallDecimalArith(op byte, a, b Value) (Value, bool) {
+	am, as, ok1 := a.smallDecimal()
+	bm, bs, ok2 := b.smallDecimal()
+	if !ok1 || !ok2 {
+		return Value{}, false
+	}
+	if op == '*' {
+		if int(as)+int(bs) > 18 {
+			return Value{}, false
+		}
+		m, ok := smallArith('*', am, bm)
+		return Value{kind: KindDecimal, i: m, scale: as + bs}, ok
+	}
+	x, y, ok := align(am, as, bm, bs)
+	if !ok {
+		return Value{}, false
+	}
+	m, ok := smallArith(op, x, y)
+	return Value{kind: KindDecimal, i: m, scale: max(as, bs)}, ok
 }

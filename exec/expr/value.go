@@ -53,12 +53,14 @@ func (k Kind) IsNumeric() bool { return k >= KindInteger && k <= KindDouble }
 // never rewritten).
 type Value struct {
 	kind Kind
-	term rdf.Term // the term as given; zero for computed typed values
-	i    int64    // integer (when n == nil); boolean 0/1
-	f    float64  // float (rounded to float32) or double
-	n    *big.Int // integer outside int64
-	d    *big.Rat // decimal; the denominator always divides a power of ten
-	dt   dateTime // dateTime, date
+	// scale makes a small decimal (d == nil): its value is i / 10^scale.
+	scale uint8
+	term  rdf.Term // the term as given; zero for computed typed values
+	i     int64    // integer (when n == nil); boolean 0/1
+	f     float64  // float (rounded to float32) or double
+	n     *big.Int // integer outside int64
+	d     *big.Rat // decimal, when not small; its denominator divides a power of ten
+	dt    dateTime // dateTime, date
 }
 
 // Kind returns v's kind.
@@ -237,6 +239,18 @@ func parseDecimal(s string) (Value, bool) {
 			}
 		}
 	}
+	if len(intPart)+len(frac) <= 18 {
+		var m int64
+		for _, part := range [2]string{intPart, frac} {
+			for i := 0; i < len(part); i++ {
+				m = m*10 + int64(part[i]-'0')
+			}
+		}
+		if neg {
+			m = -m
+		}
+		return Value{kind: KindDecimal, i: m, scale: uint8(len(frac))}, true
+	}
 	num, ok := new(big.Int).SetString("0"+intPart+frac, 10)
 	if !ok {
 		return Value{}, false
@@ -378,7 +392,7 @@ func (v Value) Term() rdf.Term {
 	case KindInteger:
 		return rdf.Term{Kind: rdf.KindLiteral, Value: v.integerString(), Datatype: rdf.XSDInteger}
 	case KindDecimal:
-		return rdf.Term{Kind: rdf.KindLiteral, Value: formatDecimal(v.d), Datatype: rdf.XSDDecimal}
+		return rdf.Term{Kind: rdf.KindLiteral, Value: v.decimalString(), Datatype: rdf.XSDDecimal}
 	case KindDouble:
 		return rdf.Term{Kind: rdf.KindLiteral, Value: formatFloat(v.f, 64), Datatype: rdf.XSDDouble}
 	case KindFloat:
@@ -401,6 +415,36 @@ func (v Value) integerString() string {
 		return v.n.String()
 	}
 	return strconv.FormatInt(v.i, 10)
+}
+
+// decimalString formats a decimal value canonically (see formatDecimal).
+func (v Value) decimalString() string {
+	if v.d != nil {
+		return formatDecimal(v.d)
+	}
+	m, neg := v.i, v.i < 0
+	var digits string
+	if neg {
+		digits = strconv.FormatUint(-uint64(m), 10)
+	} else {
+		digits = strconv.FormatInt(m, 10)
+	}
+	sc := int(v.scale)
+	for len(digits) <= sc {
+		digits = "0" + digits
+	}
+	intPart, frac := digits[:len(digits)-sc], digits[len(digits)-sc:]
+	for len(frac) > 0 && frac[len(frac)-1] == '0' {
+		frac = frac[:len(frac)-1]
+	}
+	if frac == "" {
+		frac = "0"
+	}
+	s := intPart + "." + frac
+	if neg {
+		s = "-" + s
+	}
+	return s
 }
 
 // formatDecimal formats a decimal in the canonical form: at least one digit
