@@ -21,6 +21,12 @@
 // kept as a valid term that compares only by identity. Computed values print
 // in canonical form (Value.Term); terms from the data are never rewritten.
 //
+// Rows: BNODE(str) must give the same blank node for the same string in one
+// solution, also across the expressions of one SELECT (W3C bnode01); for
+// that the engine's rows implement RowKeyer (one key per solution). Rows fed
+// to COUNT(DISTINCT *) implement SolutionKeyer. An ORDER BY key that errs
+// sorts as unbound.
+//
 // Ordering: Compare is the ORDER BY order (unbound < blank < IRI < literal,
 // then < where SPARQL defines it, and a fixed total order elsewhere), also
 // used by MIN and MAX. DISTINCT and GROUP BY keys use term identity
