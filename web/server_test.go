@@ -817,3 +817,9 @@ func TestNotReady(t *testing.T) {
 		t.Errorf("readyz: %d %s", rec.Code, rec.Body)
 	}
 }
+
+func newHTTPTestServer(t *testing.T, h http.Handler) *httptest.Server {
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return ts
+}
