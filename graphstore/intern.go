@@ -3,6 +3,7 @@ package graphstore
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"sync"
 
 	"github.com/wukongd/wukongd/rdf"
@@ -27,6 +28,9 @@ type stripe struct {
 	hashes []uint64 // hash of entry i
 	roles  []byte   // role bits of entry i
 	table  []uint32 // local index + 1; power-of-two size
+	// IRI prefixes of this stripe (entry code = index + 1).
+	prefixes  []string
+	prefixIdx map[string]uint32
 }
 
 // intern returns the local index of the term, adding it if new.
@@ -43,18 +47,40 @@ func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byt
 				return 0, fmt.Errorf("dictionary full: more than %d terms in a stripe", maxLocal)
 			}
 			s.offs = append(s.offs, uint64(len(s.arena)))
-			s.arena = appendEntry(s.arena, kind, code, value)
+			if kind == byte(rdf.KindIRI) {
+				sp := iriSplit(value)
+				s.arena = appendEntry(s.arena, kind, s.prefixID(value[:sp]), value[sp:])
+			} else {
+				s.arena = appendEntry(s.arena, kind, code, value)
+			}
 			s.hashes = append(s.hashes, h)
 			s.roles = append(s.roles, role)
 			s.table[i] = uint32(idx + 1)
 			return uint32(idx), nil
 		}
 		idx := e - 1
-		if s.hashes[idx] == h && entryMatches(s.arena[s.offs[idx]:], kind, code, value) {
+		if s.hashes[idx] == h && entryMatches(s.arena[s.offs[idx]:], kind, code, value, s.prefixes) {
 			s.roles[idx] |= role
 			return idx, nil
 		}
 	}
+}
+
+// prefixID returns the code of IRI prefix p (0 for "").
+func (s *stripe) prefixID(p string) uint32 {
+	if p == "" {
+		return 0
+	}
+	if id, ok := s.prefixIdx[p]; ok {
+		return id
+	}
+	if s.prefixIdx == nil {
+		s.prefixIdx = map[string]uint32{}
+	}
+	s.prefixes = append(s.prefixes, p)
+	id := uint32(len(s.prefixes))
+	s.prefixIdx[p] = id
+	return id
 }
 
 func (s *stripe) grow() {
@@ -317,39 +343,76 @@ func (b *Builder) buildDict() (*Dict, [stripeCount][]ID, error) {
 		}
 		remap[s] = rm
 	}
+	// One prefix table for all stripes.
+	var prefixes []string
+	global := map[string]uint32{}
+	var pmap [stripeCount][]uint32
 	var arenaLen uint64
 	for s := range b.stripes {
-		arenaLen += uint64(len(b.stripes[s].arena))
+		st := &b.stripes[s]
+		arenaLen += uint64(len(st.arena))
+		pm := make([]uint32, len(st.prefixes)+1)
+		for i, p := range st.prefixes {
+			g, ok := global[p]
+			if !ok {
+				prefixes = append(prefixes, p)
+				g = uint32(len(prefixes))
+				global[p] = g
+			}
+			pm[i+1] = g
+		}
+		pmap[s] = pm
 	}
-	size := uint64(1024)
-	for size < 2*n {
-		size *= 2
+	offW := uint64(8)
+	if arenaLen+4*n < 1<<32 { // prefix codes grow by at most 4 bytes per entry
+		offW = 4
 	}
+	slots := n + n*3/7 + 1 // load 0.7
 	d := &Dict{
-		arena: make([]byte, 0, arenaLen),
-		offs:  make([]byte, 8*(n+1)),
-		table: make([]byte, 4*size),
-		roles: make([]byte, npc),
-		mask:  size - 1,
-		n:     n,
-		npc:   npc,
+		arena:    make([]byte, 0, arenaLen+n/8),
+		offs:     make([]byte, offW*(n+1)),
+		offW:     offW,
+		table:    make([]byte, 4*slots),
+		slots:    slots,
+		roles:    make([]byte, npc),
+		n:        n,
+		npc:      npc,
+		prefixes: prefixes,
+	}
+	putOff := func(i, v uint64) {
+		if offW == 4 {
+			binary.LittleEndian.PutUint32(d.offs[4*i:], uint32(v))
+		} else {
+			binary.LittleEndian.PutUint64(d.offs[8*i:], v)
+		}
 	}
 	for idx, tn := range order {
-		st := &b.stripes[tn&(stripeCount-1)]
+		s := tn & (stripeCount - 1)
+		st := &b.stripes[s]
 		l := tn >> stripeBits
-		binary.LittleEndian.PutUint64(d.offs[8*idx:], uint64(len(d.arena)))
-		d.arena = append(d.arena, st.entry(l)...)
+		putOff(uint64(idx), uint64(len(d.arena)))
+		e := st.entry(l)
+		if e[0] == byte(rdf.KindIRI) {
+			_, code, v, ok := parseEntry(e)
+			if !ok || int(code) >= len(pmap[s]) {
+				panic("BUG: malformed dictionary entry while building")
+			}
+			d.arena = appendEntry(d.arena, byte(rdf.KindIRI), pmap[s][code], v)
+		} else {
+			d.arena = append(d.arena, e...)
+		}
 		if uint64(idx) < npc {
 			d.roles[idx] = st.roles[l]
 		}
-		h := st.hashes[l]
-		i := h & d.mask
+		i, _ := bits.Mul64(st.hashes[l], slots)
 		for binary.LittleEndian.Uint32(d.table[4*i:]) != 0 {
-			i = (i + 1) & d.mask
+			if i++; i == slots {
+				i = 0
+			}
 		}
 		binary.LittleEndian.PutUint32(d.table[4*i:], uint32(idx+1))
 	}
-	binary.LittleEndian.PutUint64(d.offs[8*n:], uint64(len(d.arena)))
+	putOff(n, uint64(len(d.arena)))
 	b.annots.mu.RLock()
 	d.annots, d.annIdx = newDictAnnots(append([]annot(nil), b.annots.annots...))
 	b.annots.mu.RUnlock()

@@ -199,13 +199,15 @@ func syncDir(dir string) error {
 
 // dict.bin layout (little-endian): a 64-byte header
 //
-//	0 magic [8]byte "WKDICT01"
-//	8 n uint64 (terms)   16 npc uint64   24 table slots uint64 (power of 2)
-//	32 arena bytes uint64   40 annotation bytes uint64   48..63 zero
+//	 0 magic [8]byte "WKDICT01"
+//	 8 n uint64 (terms)       16 npc uint64          24 hash slots uint64
+//	32 arena bytes uint64     40 annotation bytes    48 prefix bytes
+//	56 offset width uint64 (4 or 8)
 //
 // then the sections, each padded to 8 bytes: roles (npc bytes), offsets
-// ((n+1)·8), table (slots·4), arena, annotations (per annotation: a byte
-// 1 = language tag / 0 = datatype, uvarint length, bytes).
+// ((n+1)·width), hash table (slots·4), arena, annotations (per annotation:
+// a byte 1 = language tag / 0 = datatype, uvarint length, bytes), IRI
+// prefixes (per prefix: uvarint length, bytes).
 const dictHeaderSize = 64
 
 func pad8(n uint64) uint64 { return (n + 7) &^ 7 }
@@ -224,17 +226,28 @@ func (d *Dict) annotBytes() []byte {
 	return b
 }
 
+func (d *Dict) prefixBytes() []byte {
+	var b []byte
+	for _, p := range d.prefixes {
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+	}
+	return b
+}
+
 func (d *Dict) writeTo(w io.Writer) error {
-	ann := d.annotBytes()
+	ann, pre := d.annotBytes(), d.prefixBytes()
 	var h [dictHeaderSize]byte
 	copy(h[:], dictMagic[:])
 	binary.LittleEndian.PutUint64(h[8:], d.n)
 	binary.LittleEndian.PutUint64(h[16:], d.npc)
-	binary.LittleEndian.PutUint64(h[24:], uint64(len(d.table)/4))
+	binary.LittleEndian.PutUint64(h[24:], d.slots)
 	binary.LittleEndian.PutUint64(h[32:], uint64(len(d.arena)))
 	binary.LittleEndian.PutUint64(h[40:], uint64(len(ann)))
+	binary.LittleEndian.PutUint64(h[48:], uint64(len(pre)))
+	binary.LittleEndian.PutUint64(h[56:], d.offW)
 	var zeros [8]byte
-	for _, sec := range [][]byte{h[:], d.roles, d.offs, d.table, d.arena, ann} {
+	for _, sec := range [][]byte{h[:], d.roles, d.offs, d.table, d.arena, ann, pre} {
 		if _, err := w.Write(sec); err != nil {
 			return err
 		}
@@ -257,11 +270,13 @@ func parseDict(b []byte) (*Dict, error) {
 	slots := binary.LittleEndian.Uint64(b[24:])
 	arenaLen := binary.LittleEndian.Uint64(b[32:])
 	annLen := binary.LittleEndian.Uint64(b[40:])
+	preLen := binary.LittleEndian.Uint64(b[48:])
+	offW := binary.LittleEndian.Uint64(b[56:])
 	const lim = 1 << 50
-	if n > lim || npc > n || slots > lim || arenaLen > lim || annLen > lim {
+	if n > lim || npc > n || slots > lim || arenaLen > lim || annLen > lim || preLen > lim || (offW != 4 && offW != 8) {
 		return nil, fmt.Errorf("dictionary: implausible header")
 	}
-	sizes := []uint64{npc, 8 * (n + 1), 4 * slots, arenaLen, annLen}
+	sizes := []uint64{npc, offW * (n + 1), 4 * slots, arenaLen, annLen, preLen}
 	secs := make([][]byte, len(sizes))
 	off := uint64(dictHeaderSize)
 	for i, sz := range sizes {
@@ -274,7 +289,7 @@ func parseDict(b []byte) (*Dict, error) {
 	if off != uint64(len(b)) {
 		return nil, fmt.Errorf("dictionary: %d bytes, expected %d", len(b), off)
 	}
-	d := &Dict{roles: secs[0], offs: secs[1], table: secs[2], arena: secs[3], n: n, npc: npc, mask: slots - 1}
+	d := &Dict{roles: secs[0], offs: secs[1], offW: offW, table: secs[2], slots: slots, arena: secs[3], n: n, npc: npc}
 	var annots []annot
 	for a := secs[4]; len(a) > 0; {
 		lang := a[0] == 1
@@ -286,6 +301,14 @@ func parseDict(b []byte) (*Dict, error) {
 		a = a[1+k+int(l):]
 	}
 	d.annots, d.annIdx = newDictAnnots(annots)
+	for a := secs[5]; len(a) > 0; {
+		l, k := binary.Uvarint(a)
+		if k <= 0 || l > uint64(len(a)-k) {
+			return nil, fmt.Errorf("dictionary: bad prefix table")
+		}
+		d.prefixes = append(d.prefixes, string(a[k:k+int(l)]))
+		a = a[k+int(l):]
+	}
 	if err := d.validate(); err != nil {
 		return nil, err
 	}

@@ -288,8 +288,14 @@ func (v *ShardView) AppendEdgesBatch(ctx context.Context, keys []Key, dst []ID, 
 }
 
 // SizeBytes returns the bytes of the dictionary's tables (arena, offsets,
-// hash table, roles).
-func (d *Dict) SizeBytes() int { return len(d.arena) + len(d.offs) + len(d.table) + len(d.roles) }
+// hash table, roles, prefixes).
+func (d *Dict) SizeBytes() int {
+	n := len(d.arena) + len(d.offs) + len(d.table) + len(d.roles)
+	for _, p := range d.prefixes {
+		n += len(p)
+	}
+	return n
+}
 
 // RegionBytes returns the total size of the local shards' regions.
 func (s *Store) RegionBytes() int {
