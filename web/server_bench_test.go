@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/wukongd/wukongd/rdf"
@@ -20,7 +21,7 @@ func BenchmarkSelectStream(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hs := newHTTPTestServer(&testing.T{}, srv)
+	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	for _, accept := range []string{"application/sparql-results+json", "application/sparql-results+xml", "text/csv", "text/tab-separated-values"} {
 		b.Run(accept, func(b *testing.B) {
