@@ -63,9 +63,9 @@ func unescapeString(s string) (string, error) {
 }
 
 // resolveIRI resolves ref against base (RFC 3986 §5.2). An absolute ref
-// (one with a scheme) and an empty base leave ref as it is.
+// (one with a scheme) and a base that is not absolute leave ref as it is.
 func resolveIRI(base, ref string) string {
-	if base == "" || hasScheme(ref) {
+	if !hasScheme(base) || hasScheme(ref) {
 		return ref
 	}
 	b := splitIRI(base)

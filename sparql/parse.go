@@ -88,6 +88,9 @@ func (l *errorListener) SyntaxError(_ antlr.Recognizer, offending interface{}, l
 	if l.err == nil {
 		l.err = &SyntaxError{Line: line, Col: column + 1, Msg: readableMessage(msg)}
 	}
+	// Only the first error is reported: stop here rather than let error
+	// recovery run over the rest of the text (which can be slow on garbage).
+	panic(sllFailed{})
 }
 
 // readableMessage shortens ANTLR's messages: long expected-token sets are
@@ -125,7 +128,7 @@ func parseWith(text string, rule func(*parser.SparqlParser) antlr.ParserRuleCont
 		l := &errorListener{DefaultErrorListener: antlr.NewDefaultErrorListener()}
 		p.AddErrorListener(l)
 		p.GetInterpreter().SetPredictionMode(antlr.PredictionModeLL)
-		tree = rule(p)
+		tree = parseLL(p, rule)
 		if l.err != nil {
 			return l.err
 		}
@@ -155,7 +158,7 @@ func failf(pos Pos, format string, args ...interface{}) {
 	panic(bailout{&SyntaxError{Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, args...)}})
 }
 
-// sllFailed is the panic value of bailStrategy.
+// sllFailed is the panic value that stops a parse stage at its first error.
 type sllFailed struct{}
 
 // bailStrategy stops the SLL stage at the first error (the runtime's
@@ -183,4 +186,18 @@ func parseSLL(tokens *antlr.CommonTokenStream, rule func(*parser.SparqlParser) a
 	}()
 	tree = rule(p)
 	return tree, !p.HasError()
+}
+
+// parseLL runs the second stage; the error listener stops it at the first
+// error.
+func parseLL(p *parser.SparqlParser, rule func(*parser.SparqlParser) antlr.ParserRuleContext) (tree antlr.ParserRuleContext) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, is := r.(sllFailed); !is {
+				panic(r)
+			}
+			tree = nil
+		}
+	}()
+	return rule(p)
 }

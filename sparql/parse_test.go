@@ -174,11 +174,11 @@ func TestErrors(t *testing.T) {
 func TestParseDispatch(t *testing.T) {
 	for text, isQuery := range map[string]bool{
 		"PREFIX a: <x:> BASE <y:> ask {}": true,
-		"# comment\nSELECT * {}":           true,
-		"DESCRIBE <x:a>":                   true,
-		"CONSTRUCT {} WHERE {}":            true,
-		"PREFIX a: <x:> CLEAR ALL":         false,
-		"":                                 false,
+		"# comment\nSELECT * {}":          true,
+		"DESCRIBE <x:a>":                  true,
+		"CONSTRUCT {} WHERE {}":           true,
+		"PREFIX a: <x:> CLEAR ALL":        false,
+		"":                                false,
 	} {
 		q, u, err := Parse(text)
 		if err != nil {
