@@ -127,11 +127,34 @@ func WriteSnapshot(dir string, st *Store) (err error) {
 			return err
 		}
 	}
-	if _, statErr := os.Stat(dir); statErr == nil {
+	if fi, statErr := os.Stat(dir); statErr == nil {
+		// Never replace something that is not a snapshot: a wrong --out
+		// must not delete a user's directory.
+		if !fi.IsDir() {
+			return fmt.Errorf("cannot write snapshot %s: it exists and is not a directory", dir)
+		}
+		if _, err := os.Stat(filepath.Join(dir, manifestName)); err != nil {
+			if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+				return fmt.Errorf("cannot write snapshot %s: it exists and is not a snapshot (no %s)", dir, manifestName)
+			}
+		}
 		// Atomic replacement: exchange the new directory with the old
-		// one, then remove the old one (now at tmp).
+		// one, then remove the old one (now at tmp). Where the file system
+		// cannot exchange, move the old one aside first (a crash between
+		// the two renames leaves it at dir+".old-*", complete).
 		if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_EXCHANGE); err != nil {
-			return fmt.Errorf("cannot replace snapshot %s: %w", dir, err)
+			if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EOPNOTSUPP) {
+				return fmt.Errorf("cannot replace snapshot %s: %w", dir, err)
+			}
+			old := fmt.Sprintf("%s.old-%d-%x", dir, os.Getpid(), rand.Uint32())
+			if err := os.Rename(dir, old); err != nil {
+				return fmt.Errorf("cannot replace snapshot %s: %w", dir, err)
+			}
+			if err := os.Rename(tmp, dir); err != nil {
+				os.Rename(old, dir)
+				return fmt.Errorf("cannot replace snapshot %s: %w", dir, err)
+			}
+			tmp = old
 		}
 		if err := syncDir(parent); err != nil {
 			return fmt.Errorf("cannot write snapshot %s: %w", dir, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/rdmakv"
 )
 
@@ -91,6 +92,51 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(dir))
 	if len(entries) != 1 {
 		t.Fatalf("temporary directories left: %v", entries)
+	}
+}
+
+func TestSnapshotRefusesToReplaceOtherDirectories(t *testing.T) {
+	st, _ := buildStore(t, testTriples(100, 4), 1, 100)
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "precious.txt")
+	if err := os.WriteFile(keep, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSnapshot(dir, st); err == nil {
+		t.Fatal("a directory that is not a snapshot was replaced")
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatal("the directory's content was lost")
+	}
+	if err := WriteSnapshot(keep, st); err == nil {
+		t.Fatal("a file was replaced by a snapshot")
+	}
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	if err := WriteSnapshot(empty, st); err != nil {
+		t.Fatalf("an empty directory: %v", err)
+	}
+}
+
+func TestEmptyStore(t *testing.T) {
+	st, b := buildStore(t, nil, 3, 10)
+	if c := b.Counters(); c.Read != 0 || c.Distinct != 0 || st.Stats().Triples != 0 {
+		t.Fatalf("counters %+v", c)
+	}
+	dir := filepath.Join(t.TempDir(), "s")
+	if err := WriteSnapshot(dir, st); err != nil {
+		t.Fatal(err)
+	}
+	st2, err := OpenSnapshot(dir, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	if got := st2.Shard(1).AppendPredicates(nil, Out); len(got) != 0 {
+		t.Fatalf("predicates of an empty store: %v", got)
+	}
+	if id, ok := st2.Dict().Lookup(rdf.NewIRI(rdf.RDFType)); !ok || id != TypeID {
+		t.Fatal("rdf:type missing from an empty store's dictionary")
 	}
 }
 

@@ -206,6 +206,9 @@ func asIDs(s []uint64) []ID {
 // vtx = IndexVertex reads this shard's index; p = AllPredicates the
 // predicates of vtx.
 func (v *ShardView) AppendEdges(ctx context.Context, dst []ID, vtx, p ID, d Dir) ([]ID, error) {
+	if vtx > MaxID || p > MaxPredicate || d > Out {
+		return dst, nil // no such key can exist
+	}
 	k := MakeKey(vtx, p, d)
 	if vtx == IndexVertex {
 		return asIDs(v.table.AppendValues(asU64(dst), uint64(k))), nil
