@@ -987,7 +987,6 @@ func (b *builder) selectPattern(selCtx parser.ISelectClauseContext, whereCtx par
 	sm := smCtx.(*parser.SolutionModifierContext)
 	p := b.whereClause(whereCtx)
 	wherePos := p.Position()
-	whereScope := inScope(p)
 
 	// GROUP BY keys (with their Extends below the grouping).
 	var keys []Expr
@@ -1021,10 +1020,10 @@ func (b *builder) selectPattern(selCtx parser.ISelectClauseContext, whereCtx par
 	var aggs []AggregateBinding
 	b.aggs = &aggs
 	type item struct {
-		v    Var
-		e    Expr
-		p    Pos
-		expr bool
+		v     Var
+		e     Expr
+		p, vp Pos // of the item and of its variable
+		expr  bool
 	}
 	var items []item
 	star := sel.STAR() != nil
@@ -1041,10 +1040,7 @@ func (b *builder) selectPattern(selCtx parser.ISelectClauseContext, whereCtx par
 			continue
 		}
 		e := b.expression(s.Expression())
-		if containsVar(whereScope, v) {
-			failf(pos(s.Var_()), "select expression: variable ?%s is already in scope", v)
-		}
-		items = append(items, item{v: v, e: e, p: pos(s), expr: true})
+		items = append(items, item{v: v, e: e, p: pos(s), vp: pos(s.Var_()), expr: true})
 	}
 	var having []Expr
 	if hc := sm.HavingClause(); hc != nil {
@@ -1090,6 +1086,9 @@ func (b *builder) selectPattern(selCtx parser.ISelectClauseContext, whereCtx par
 	}
 	for _, it := range items {
 		if it.expr {
+			if containsVar(inScope(p), it.v) {
+				failf(it.vp, "select expression: variable ?%s is already in scope", it.v)
+			}
 			p = &Extend{Pos: it.p, Input: p, Var: it.v, Expr: it.e}
 		}
 	}

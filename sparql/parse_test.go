@@ -3,6 +3,7 @@ package sparql
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -233,5 +234,21 @@ func TestCache(t *testing.T) {
 	wg.Wait()
 	if c.Len() > 2 {
 		t.Errorf("cache grew to %d entries beyond its capacity", c.Len())
+	}
+}
+
+func TestWalk(t *testing.T) {
+	q, err := ParseQuery(`SELECT * { ?s ?p ?o OPTIONAL { ?o ?q ?r } FILTER(NOT EXISTS { ?r ?x ?y MINUS { ?y ?z 1 } }) }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	Walk(q.Pattern, func(p Pattern) bool {
+		kinds = append(kinds, strings.TrimPrefix(fmt.Sprintf("%T", p), "*sparql."))
+		return true
+	})
+	want := "Project Filter Minus BGP BGP LeftJoin BGP BGP"
+	if got := strings.Join(kinds, " "); got != want {
+		t.Errorf("Walk visited %s, want %s", got, want)
 	}
 }
