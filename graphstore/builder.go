@@ -174,9 +174,20 @@ func (b *Builder) partition(chunks [][]uint32, remap *[stripeCount][]ID) (outs, 
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	n := b.shards
+	total := 0
+	for _, c := range chunks {
+		total += len(c) / 3
+	}
+	// Each worker sees about total/workers triples, spread evenly over the
+	// shards by the hash: pre-size to avoid regrowing the largest slices.
+	per := total/(workers*n) + total/(workers*n)/16 + 64
 	for w := 0; w < workers; w++ {
 		outs[w] = make([][]rec, n)
 		ins[w] = make([][]rec, n)
+		for i := 0; i < n; i++ {
+			outs[w][i] = make([]rec, 0, per)
+			ins[w][i] = make([]rec, 0, per)
+		}
 		wg.Add(1)
 		go func(out, in [][]rec) {
 			defer wg.Done()
@@ -365,7 +376,8 @@ func buildShard(out, in []rec, width int, dn denseIndex, dups, dist *atomic.Uint
 
 	st := newShardStats()
 	st.triples = uint64(len(out))
-	tb, err := rdmakv.NewTableBuilder(rdmakv.TableOptions{Width: width, Keys: len(out)/2 + len(in)/2 + 1024})
+	tb, err := rdmakv.NewTableBuilder(rdmakv.TableOptions{Width: width,
+		Keys: (len(out)+len(in))*2/3 + 1024, Values: (len(out)+len(in))*3/4 + 1024})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -214,13 +214,33 @@ func (b *Builder) internBatch(batch []rdf.Triple, sc *termScratch) ([]uint32, er
 		sc.order[counts[s]] = uint32(pos)
 		counts[s]++
 	}
+	// Visit the stripes this batch needs, taking first those whose lock is
+	// free: goroutines feeding batches at once then work on different
+	// stripes instead of queueing on the same one in the same order.
+	var pending [stripeCount]int
+	np := 0
 	for s := 0; s < stripeCount; s++ {
-		lo, hi := starts[s], starts[s+1]
-		if lo == hi {
-			continue
+		if starts[s] != starts[s+1] {
+			pending[np] = s
+			np++
 		}
+	}
+	for np > 0 {
+		k := 0
+		for ; k < np; k++ {
+			if b.stripes[pending[k]].mu.TryLock() {
+				break
+			}
+		}
+		if k == np {
+			k = 0
+			b.stripes[pending[0]].mu.Lock()
+		}
+		s := pending[k]
+		np--
+		pending[k] = pending[np]
+		lo, hi := starts[s], starts[s+1]
 		st := &b.stripes[s]
-		st.mu.Lock()
 		for _, pos := range sc.order[lo:hi] {
 			t := &batch[pos/3]
 			var term *rdf.Term

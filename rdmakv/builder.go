@@ -11,9 +11,10 @@ type TableOptions struct {
 	// Width is the size of a stored value in bytes: 4 or 8 (default 8).
 	// Values must fit; a graph store picks 4 when every ID is below 2^32.
 	Width int
-	// Keys is the number of keys that will be added (a hint for the
-	// number of main buckets; it may be exceeded).
-	Keys int
+	// Keys and Values are the expected numbers of keys and of stored
+	// values (capacity hints; they may be exceeded). The number of main
+	// buckets follows the keys actually added.
+	Keys, Values int
 	// Load is keys per main-bucket entry slot (default 1.0, at most 2).
 	// Keys beyond a bucket's 7 go to overflow buckets, packed, so the
 	// slots overall stay well used: at 1.0 about 87% of all slots hold a
@@ -49,9 +50,10 @@ func NewTableBuilder(opts TableOptions) (*TableBuilder, error) {
 		opts.Load = 1.0
 	}
 	return &TableBuilder{
-		opts:  opts,
-		keys:  make([]uint64, 0, opts.Keys),
-		words: make([]uint64, 0, opts.Keys),
+		opts:   opts,
+		keys:   make([]uint64, 0, opts.Keys),
+		words:  make([]uint64, 0, opts.Keys),
+		values: make([]byte, 0, opts.Values*opts.Width),
 	}, nil
 }
 
