@@ -27,7 +27,7 @@ type stripe struct {
 	offs   []uint64 // start of entry i
 	hashes []uint64 // hash of entry i
 	roles  []byte   // role bits of entry i
-	table  []uint32 // local index + 1; power-of-two size
+	table  []uint64 // hash tag << 32 | (local index + 1); power-of-two size
 	// IRI prefixes of this stripe (entry code = index + 1).
 	prefixes  []string
 	prefixIdx map[string]uint32
@@ -55,11 +55,11 @@ func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byt
 			}
 			s.hashes = append(s.hashes, h)
 			s.roles = append(s.roles, role)
-			s.table[i] = uint32(idx + 1)
+			s.table[i] = h>>32<<32 | uint64(idx+1)
 			return uint32(idx), nil
 		}
-		idx := e - 1
-		if s.hashes[idx] == h && entryMatches(s.arena[s.offs[idx]:], kind, code, value, s.prefixes) {
+		idx := uint32(e) - 1
+		if e>>32 == h>>32 && entryMatches(s.arena[s.offs[idx]:], kind, code, value, s.prefixes) {
 			s.roles[idx] |= role
 			return idx, nil
 		}
@@ -88,14 +88,14 @@ func (s *stripe) grow() {
 	if size < 1024 {
 		size = 1024
 	}
-	t := make([]uint32, size)
+	t := make([]uint64, size)
 	mask := uint64(size - 1)
 	for idx, h := range s.hashes {
 		i := h & mask
 		for t[i] != 0 {
 			i = (i + 1) & mask
 		}
-		t[i] = uint32(idx + 1)
+		t[i] = h>>32<<32 | uint64(idx+1)
 	}
 	s.table = t
 }
