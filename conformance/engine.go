@@ -1,0 +1,138 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/wukongd/wukongd/exec"
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/sparql"
+)
+
+// Evaluator runs a parsed query over a dataset on a store of the given
+// number of shards and returns its answer.
+type Evaluator func(ctx context.Context, ds *Dataset, q *sparql.Query, shards int) (*Answer, error)
+
+// ErrEngineAPI marks a test the engine cannot be asked to run because its
+// API lacks something (named graphs, the answer of an ASK, CONSTRUCT or
+// DESCRIBE): Evaluate must grow together with the engine.
+var ErrEngineAPI = errors.New("engine API")
+
+// Evaluate is the Evaluator of our engine: it builds a graphstore.Store of
+// shards shards from the default graph, starts an exec.Engine over it (one
+// fabric node per shard, loopback), runs q and decodes the rows.
+//
+// What the engine's API does not offer yet fails with ErrEngineAPI:
+//   - named graphs: there is no way to give the engine a dataset of several
+//     graphs (needed by qt:graphData, FROM / FROM NAMED and GRAPH);
+//   - exec.Result has rows only: no boolean for ASK, no triples for
+//     CONSTRUCT and DESCRIBE.
+func Evaluate(ctx context.Context, ds *Dataset, q *sparql.Query, shards int) (*Answer, error) {
+	if len(ds.Named) > 0 {
+		return nil, fmt.Errorf("%w: no named graphs in the engine (the dataset has %d)", ErrEngineAPI, len(ds.Named))
+	}
+	b, err := graphstore.NewBuilder(shards)
+	if err != nil {
+		return nil, err
+	}
+	if len(ds.Default) > 0 {
+		if err := b.AddTriples(ds.Default); err != nil {
+			return nil, fmt.Errorf("graphstore: %w", err)
+		}
+	}
+	st, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("graphstore: %w", err)
+	}
+	e, err := exec.NewGraphEngine(st, exec.Config{})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			e.Close()
+			st.Close()
+		}
+	}()
+	res, err := e.Run(ctx, q, exec.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		// The caller gave up (timeout): do not wait for a stuck engine.
+		closed = true
+		go func() { e.Close(); st.Close() }()
+		return nil, ctx.Err()
+	}
+	switch q.Form {
+	case sparql.FormAsk:
+		return nil, fmt.Errorf("%w: exec.Result has no ASK answer (%d rows returned)", ErrEngineAPI, res.Len())
+	case sparql.FormConstruct, sparql.FormDescribe:
+		return nil, fmt.Errorf("%w: exec.Result has no triples for %s (%d rows returned)", ErrEngineAPI, q.Form, res.Len())
+	}
+	a := &Answer{Kind: Solutions, Vars: res.VarNames(), Rows: make([][]rdf.Term, res.Len())}
+	for i := range a.Rows {
+		a.Rows[i] = res.Row(i, nil)
+	}
+	return a, nil
+}
+
+// PanicError is an engine panic caught by RunGuarded.
+type PanicError struct {
+	Value any
+	Stack string
+}
+
+func (p *PanicError) Error() string { return fmt.Sprintf("panic: %v", p.Value) }
+
+// TimeoutError is returned by RunGuarded when the evaluation did not
+// finish in time.
+type TimeoutError struct{ After time.Duration }
+
+func (t *TimeoutError) Error() string { return fmt.Sprintf("timeout: no answer after %v", t.After) }
+
+// RunGuarded runs eval in its own goroutine with a deadline: a panic in
+// that goroutine becomes a *PanicError (with the stack), and an evaluation
+// that does not return within timeout (plus a short grace for the engine
+// to notice the cancelled context) becomes a *TimeoutError; the goroutine
+// is then abandoned. Panics in goroutines the engine starts itself cannot
+// be caught here.
+func RunGuarded(ctx context.Context, timeout time.Duration, eval Evaluator, ds *Dataset, q *sparql.Query, shards int) (*Answer, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type outcome struct {
+		a   *Answer
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- outcome{nil, &PanicError{Value: r, Stack: string(debug.Stack())}}
+			}
+		}()
+		a, err := eval(ctx, ds, q, shards)
+		done <- outcome{a, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil && ctx.Err() == context.DeadlineExceeded {
+			return nil, &TimeoutError{timeout}
+		}
+		return o.a, o.err
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(time.Second)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+	}
+	return nil, &TimeoutError{timeout}
+}

@@ -1,0 +1,202 @@
+package conformance
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	updateKnown   = flag.Bool("update-known-failures", false, "rewrite testdata/known-failures.txt with the tests that fail now (of those that ran)")
+	ratchetStrict = flag.Bool("ratchet-strict", false, "also fail when a known failure passes (its line must be deleted) or the lists name unknown tests")
+	filterFlag    = flag.String("conformance.run", "", "run only the tests whose ID matches this regular expression")
+	timeoutFlag   = flag.Duration("conformance.timeout", 10*time.Second, "timeout of one query")
+	shardsFlag    = flag.String("conformance.shards", "1,4", "comma-separated shard counts to run every test with")
+	detailFlag    = flag.Bool("conformance.detail", false, "with -v, print the details (query, dataset, difference) of every failure")
+)
+
+const (
+	// ownPrefix starts the IDs of our own feature tests.
+	ownPrefix         = "conformance/"
+	knownFailuresFile = "testdata/known-failures.txt"
+	skipFile          = "testdata/skip.txt"
+)
+
+// shardCounts parses -conformance.shards.
+func shardCounts(t *testing.T) []int {
+	var out []int
+	for _, f := range strings.Split(*shardsFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			t.Fatalf("bad -conformance.shards %q", *shardsFlag)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// selected reports whether -conformance.run selects id.
+func selected(t *testing.T, id string) bool {
+	if *filterFlag == "" {
+		return true
+	}
+	re, err := regexp.Compile(*filterFlag)
+	if err != nil {
+		t.Fatalf("bad -conformance.run: %v", err)
+	}
+	return re.MatchString(id)
+}
+
+// suiteRoot finds the W3C SPARQL 1.1 suite: $WUKONGD_W3C (the directory
+// holding sparql11/) or ../shared/w3c relative to the repository root (the
+// directory with go.mod above the working directory).
+func suiteRoot() (string, error) {
+	if d := os.Getenv("WUKONGD_W3C"); d != "" {
+		return filepath.Join(d, "sparql11"), nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for dir := wd; ; {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(filepath.Dir(dir), "shared", "w3c", "sparql11"), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above %s", wd)
+		}
+		dir = parent
+	}
+}
+
+// counts are pass/fail/skip counts.
+type counts struct{ pass, fail, skip int }
+
+func (c *counts) add(o Outcome) {
+	switch o.Status {
+	case Pass:
+		c.pass++
+	case Fail:
+		c.fail++
+	case Skip:
+		c.skip++
+	}
+}
+
+func (c counts) String() string {
+	return fmt.Sprintf("%d passed, %d failed, %d skipped", c.pass, c.fail, c.skip)
+}
+
+// report prints the counts of one run: the total on stdout (and in the
+// test log), per directory and every failure's reason with -v.
+func report(t *testing.T, title string, shards int, run []Outcome, known List) {
+	var total counts
+	dirs := map[string]*counts{}
+	for _, o := range run {
+		total.add(o)
+		if dirs[o.Dir] == nil {
+			dirs[o.Dir] = &counts{}
+		}
+		dirs[o.Dir].add(o)
+	}
+	line := fmt.Sprintf("%s, %d shard(s): %s", title, shards, total)
+	fmt.Println(line)
+	t.Log(line)
+	if !testing.Verbose() {
+		return
+	}
+	names := make([]string, 0, len(dirs))
+	for d := range dirs {
+		names = append(names, d)
+	}
+	sort.Strings(names)
+	for _, d := range names {
+		t.Logf("  %-20s %s", d, dirs[d])
+	}
+	for _, o := range run {
+		switch {
+		case o.Status == Fail:
+			mark := "known"
+			if _, ok := known[o.ID]; !ok {
+				mark = "NEW"
+			}
+			t.Logf("  FAIL (%s) %s: %s", mark, o.ID, o.Reason)
+			if *detailFlag || strings.HasPrefix(o.Reason, "engine panic") {
+				t.Logf("    %s", strings.ReplaceAll(o.Detail, "\n", "\n    "))
+			}
+		case o.Status == Pass && o.Note != "":
+			t.Logf("  pass %s (%s)", o.ID, o.Note)
+		case o.Status == Pass:
+			t.Logf("  pass %s", o.ID)
+		}
+	}
+}
+
+// ratchet applies the known-failures list to the runs (runs[i] with
+// shards[i] shards) of the tests whose IDs start with prefix (the W3C
+// tests and our own share one file, each test function owns its IDs).
+func ratchet(t *testing.T, shards []int, runs [][]Outcome, owns func(id string) bool) {
+	all, err := ReadList(knownFailuresFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := List{}
+	for id, r := range all {
+		if owns(id) {
+			known[id] = r
+		}
+	}
+	ran := map[string]bool{}
+	for _, run := range runs {
+		for _, o := range run {
+			ran[o.ID] = true
+		}
+	}
+	v := Judge(shards, runs, known)
+	if *updateKnown {
+		if err := WriteKnownFailures(knownFailuresFile, Merge(all, ran, v.Failures)); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote %s: %d known failures of these tests (%d regressions and %d fixed before the rewrite)",
+			knownFailuresFile, len(v.Failures), len(v.Regressions), len(v.Fixed))
+		return
+	}
+	for _, o := range v.Regressions {
+		t.Errorf("REGRESSION %s: %s\n    %s", o.ID, o.Reason, strings.ReplaceAll(o.Detail, "\n", "\n    "))
+	}
+	if len(v.Fixed) > 0 {
+		sort.Strings(v.Fixed)
+		msg := fmt.Sprintf("%d known failures pass now: delete their lines from %s (or run with -update-known-failures):\n  %s",
+			len(v.Fixed), knownFailuresFile, strings.Join(v.Fixed, "\n  "))
+		if *ratchetStrict {
+			t.Error(msg)
+		} else {
+			t.Log(msg)
+		}
+	}
+	if *filterFlag == "" {
+		var stale []string
+		for id := range known {
+			if !ran[id] {
+				stale = append(stale, id)
+			}
+		}
+		sort.Strings(stale)
+		if len(stale) > 0 {
+			msg := fmt.Sprintf("%s names tests that do not exist: %s", knownFailuresFile, strings.Join(stale, ", "))
+			if *ratchetStrict {
+				t.Error(msg)
+			} else {
+				t.Log(msg)
+			}
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package conformance
+
+import (
+	"context"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestW3C runs the W3C SPARQL 1.1 query-evaluation tests with every shard
+// count of -conformance.shards, under the ratchet of
+// testdata/known-failures.txt.
+func TestW3C(t *testing.T) {
+	root, err := suiteRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(root); err != nil {
+		t.Skipf("W3C SPARQL 1.1 suite not found at %s (set WUKONGD_W3C to the directory holding sparql11/): %v", root, err)
+	}
+	suite, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(suite.Tests) < 300 {
+		t.Fatalf("only %d query-evaluation tests found under %s", len(suite.Tests), root)
+	}
+	skip, err := ReadList(skipFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSkipList(t, suite, skip)
+
+	shards := shardCounts(t)
+	known, err := ReadList(knownFailuresFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range known {
+		if _, ok := skip[id]; ok {
+			t.Errorf("%s is both skipped and a known failure", id)
+		}
+	}
+	runs := make([][]Outcome, len(shards))
+	ctx := context.Background()
+	for i, n := range shards {
+		for _, tc := range suite.Tests {
+			if !selected(t, tc.ID) {
+				continue
+			}
+			if reason, ok := skip[tc.ID]; ok {
+				runs[i] = append(runs[i], Outcome{ID: tc.ID, Dir: tc.Dir, Status: Skip, Reason: reason})
+				continue
+			}
+			runs[i] = append(runs[i], suite.Run(ctx, tc, RunOptions{Shards: n, Timeout: *timeoutFlag}))
+		}
+		report(t, "W3C SPARQL 1.1 query evaluation", n, runs[i], known)
+	}
+	ratchet(t, shards, runs, func(id string) bool { return !strings.HasPrefix(id, ownPrefix) })
+}
+
+// checkSkipList checks that the skip list names real tests, and that every
+// entailment and SERVICE test is in it (the engine does simple entailment
+// only and never calls remote endpoints).
+func checkSkipList(t *testing.T, suite *Suite, skip List) {
+	ids := map[string]bool{}
+	var missing []string
+	for _, tc := range suite.Tests {
+		ids[tc.ID] = true
+		if _, ok := skip[tc.ID]; !ok && (len(tc.Regimes) > 0 || tc.ServiceData > 0 || tc.Dir == "entailment" || tc.Dir == "service") {
+			missing = append(missing, tc.ID)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("entailment or SERVICE tests missing from %s: %s", skipFile, strings.Join(missing, ", "))
+	}
+	var unknown []string
+	for id, reason := range skip {
+		if !ids[id] {
+			unknown = append(unknown, id)
+		}
+		if reason == "" {
+			t.Errorf("%s: %s has no reason", skipFile, id)
+		}
+	}
+	sort.Strings(unknown)
+	if len(unknown) > 0 {
+		t.Errorf("%s names tests that do not exist: %s", skipFile, strings.Join(unknown, ", "))
+	}
+}
