@@ -100,7 +100,7 @@ func (t *TimeoutError) Error() string { return fmt.Sprintf("timeout: no answer a
 // RunGuarded runs eval in its own goroutine with a deadline: a panic in
 // that goroutine becomes a *PanicError (with the stack), and an evaluation
 // that does not return within timeout (plus a short grace for the engine
-// to notice the cancelled context) becomes a *TimeoutError; the goroutine
+// to notice the cancelled context, at most a second) becomes a *TimeoutError; the goroutine
 // is then abandoned. Panics in goroutines the engine starts itself cannot
 // be caught here.
 func RunGuarded(ctx context.Context, timeout time.Duration, eval Evaluator, ds *Dataset, q *sparql.Query, shards int) (*Answer, error) {
@@ -128,7 +128,7 @@ func RunGuarded(ctx context.Context, timeout time.Duration, eval Evaluator, ds *
 		return o.a, o.err
 	case <-ctx.Done():
 	}
-	grace := time.NewTimer(time.Second)
+	grace := time.NewTimer(min(timeout, time.Second))
 	defer grace.Stop()
 	select {
 	case <-done:

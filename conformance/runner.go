@@ -193,21 +193,25 @@ func (s *Suite) dataset(t Test, q *sparql.Query) (*Dataset, error) {
 // is false when the query has an ORDER BY whose order cannot be checked
 // that way (the answer is then compared as a bag).
 func OrderKeys(q *sparql.Query) (keys []string, checked bool) {
+	// The solution modifiers sit on top in the spec's order: Slice,
+	// Distinct or Reduced, Project, OrderBy. Below the query's own Project
+	// starts the WHERE pattern (where a sub-query's ORDER BY orders
+	// nothing).
 	p := q.Pattern
-	for {
+	for projected := false; ; {
 		switch n := p.(type) {
 		case *sparql.Slice:
 			p = n.Input
-			continue
 		case *sparql.Distinct:
 			p = n.Input
-			continue
 		case *sparql.Reduced:
 			p = n.Input
-			continue
 		case *sparql.Project:
+			if projected {
+				return nil, true
+			}
+			projected = true
 			p = n.Input
-			continue
 		case *sparql.OrderBy:
 			if q.Form != sparql.FormSelect {
 				return nil, true
@@ -224,8 +228,14 @@ func OrderKeys(q *sparql.Query) (keys []string, checked bool) {
 				keys = append(keys, string(v.Var))
 			}
 			return keys, true
+		default:
+			return nil, true
 		}
-		return nil, true
+		if projected {
+			if _, ok := p.(*sparql.OrderBy); !ok {
+				return nil, true
+			}
+		}
 	}
 }
 
