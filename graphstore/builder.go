@@ -6,8 +6,10 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/rdmakv"
@@ -45,7 +47,7 @@ func NewBuilder(shards int) (*Builder, error) {
 		return nil, fmt.Errorf("cannot build a store of %d shards", shards)
 	}
 	b := &Builder{shards: shards}
-	b.annots.idx = map[string]uint32{}
+	b.annots.langs, b.annots.dts = map[string]uint32{}, map[string]uint32{}
 	b.typeTN = b.internOne(rdf.NewIRI(rdf.RDFType), rolePredicate)
 	b.scratch.New = func() any { return new(termScratch) }
 	return b, nil
@@ -60,7 +62,79 @@ func (b *Builder) AddTriples(batch []rdf.Triple) error {
 	}
 	sc := b.scratch.Get().(*termScratch)
 	defer b.scratch.Put(sc)
-	tns, err := b.internBatch(batch, sc)
+	views := grow(sc.views, 3*len(batch))
+	sc.views = views
+	for i := range batch {
+		t := &batch[i]
+		views[3*i] = termView{value: t.S.Value, datatype: t.S.Datatype, lang: t.S.Lang, kind: t.S.Kind}
+		views[3*i+1] = termView{value: t.P.Value, datatype: t.P.Datatype, lang: t.P.Lang, kind: t.P.Kind}
+		views[3*i+2] = termView{value: t.O.Value, datatype: t.O.Datatype, lang: t.O.Lang, kind: t.O.Kind}
+	}
+	err := b.add(views, sc)
+	clear(views) // drop the references to the batch's strings
+	return err
+}
+
+// RawTerm is a term given as bytes, for a parser that does not want to
+// allocate strings: Value is the IRI, blank node label or lexical form as
+// it will be stored (unescaped); a literal has Datatype (empty or
+// xsd:string for a simple literal) or Lang. The bytes are only read during
+// the AddRawTriples call.
+type RawTerm struct {
+	Kind     rdf.Kind
+	Value    []byte
+	Datatype []byte
+	Lang     []byte
+}
+
+// RawTriple is a triple of RawTerms.
+type RawTriple struct{ S, P, O RawTerm }
+
+// AddRawTriples is AddTriples for terms given as bytes: no string is
+// allocated for a term already interned. Language tags are lower-cased.
+// The batch is not retained; it is safe for concurrent use.
+func (b *Builder) AddRawTriples(batch []RawTriple) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	sc := b.scratch.Get().(*termScratch)
+	defer b.scratch.Put(sc)
+	views := grow(sc.views, 3*len(batch))
+	sc.views = views
+	for i := range batch {
+		t := &batch[i]
+		views[3*i] = rawView(&t.S)
+		views[3*i+1] = rawView(&t.P)
+		views[3*i+2] = rawView(&t.O)
+	}
+	err := b.add(views, sc)
+	clear(views) // drop the views of the caller's bytes
+	return err
+}
+
+// rawView views a RawTerm's bytes as strings without copying. The views
+// live only during AddRawTriples, which copies whatever it keeps (into the
+// dictionary arena, the annotation table, the predicate cache).
+func rawView(t *RawTerm) termView {
+	v := termView{kind: t.Kind, value: bytesView(t.Value), datatype: bytesView(t.Datatype), lang: bytesView(t.Lang)}
+	for _, c := range t.Lang {
+		if 'A' <= c && c <= 'Z' {
+			v.lang = strings.ToLower(v.lang)
+			break
+		}
+	}
+	return v
+}
+
+func bytesView(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+func (b *Builder) add(views []termView, sc *termScratch) error {
+	tns, err := b.internBatch(views, sc)
 	if err != nil {
 		return fmt.Errorf("cannot add triples: %w", err)
 	}
@@ -72,7 +146,7 @@ func (b *Builder) AddTriples(batch []rdf.Triple) error {
 	}
 	b.chunks = append(b.chunks, chunk)
 	b.mu.Unlock()
-	b.read.Add(uint64(len(batch)))
+	b.read.Add(uint64(len(views) / 3))
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"strings"
 	"sync"
 
 	"github.com/wukongd/wukongd/rdf"
@@ -77,6 +78,7 @@ func (s *stripe) prefixID(p string) uint32 {
 	if s.prefixIdx == nil {
 		s.prefixIdx = map[string]uint32{}
 	}
+	p = strings.Clone(p) // p may alias the caller's bytes (AddRawTriples)
 	s.prefixes = append(s.prefixes, p)
 	id := uint32(len(s.prefixes))
 	s.prefixIdx[p] = id
@@ -112,40 +114,50 @@ func (s *stripe) entry(idx uint32) []byte {
 type annotTable struct {
 	mu     sync.RWMutex
 	annots []annot
-	idx    map[string]uint32
+	langs  map[string]uint32
+	dts    map[string]uint32
 }
 
-func (a *annotTable) code(t *rdf.Term) uint32 {
-	var lang bool
-	var s string
+// code returns the annotation code of a literal with datatype dt or
+// language tag lang (0 for a simple literal). dt and lang may alias
+// caller memory; they are copied when stored.
+func (a *annotTable) code(dt, lang string) uint32 {
+	m, s, isLang := a.dts, dt, false
 	switch {
-	case t.Lang != "":
-		lang, s = true, t.Lang
-	case t.Datatype != "" && t.Datatype != rdf.XSDString:
-		s = t.Datatype
-	default:
+	case lang != "":
+		m, s, isLang = a.langs, lang, true
+	case dt == "" || dt == rdf.XSDString:
 		return 0
 	}
-	k := annotKey(lang, s)
 	a.mu.RLock()
-	c, ok := a.idx[k]
+	c, ok := m[s]
 	a.mu.RUnlock()
 	if ok {
 		return c
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if c, ok := a.idx[k]; ok {
+	if c, ok := m[s]; ok {
 		return c
 	}
-	a.annots = append(a.annots, annot{lang: lang, s: s})
+	s = strings.Clone(s)
+	a.annots = append(a.annots, annot{lang: isLang, s: s})
 	c = uint32(len(a.annots))
-	a.idx[k] = c
+	m[s] = c
 	return c
+}
+
+// termView is a term being interned. Its strings may alias memory of the
+// caller (AddRawTriples) and are only read during the call; whatever is
+// kept is copied.
+type termView struct {
+	value, datatype, lang string
+	kind                  rdf.Kind
 }
 
 // termScratch is the per-batch work of interning.
 type termScratch struct {
+	views  []termView
 	hashes []uint64
 	codes  []uint32
 	order  []uint32 // term positions grouped by stripe
@@ -165,41 +177,42 @@ type cachedTerm struct {
 	role  byte
 }
 
-// internBatch interns the 3·len(batch) terms of batch into tns (in triple
-// order: s, p, o).
-func (b *Builder) internBatch(batch []rdf.Triple, sc *termScratch) ([]uint32, error) {
-	n := 3 * len(batch)
+// internBatch interns the terms of triples given as views (s, p, o of
+// each triple in turn) into tns, in the same order.
+func (b *Builder) internBatch(views []termView, sc *termScratch) ([]uint32, error) {
+	n := len(views)
 	sc.hashes = grow(sc.hashes, n)
 	sc.codes = grow(sc.codes, n)
 	sc.order = grow(sc.order, n)
 	sc.tns = grow(sc.tns, n)
 	sc.hit = grow(sc.hit, n)
 	var counts [stripeCount + 1]int
-	for i := range batch {
-		t := &batch[i]
-		isType := t.P.Kind == rdf.KindIRI && t.P.Value == rdf.RDFType
-		for j, term := range [3]*rdf.Term{&t.S, &t.P, &t.O} {
-			if term.Kind != rdf.KindIRI && term.Kind != rdf.KindBlank && term.Kind != rdf.KindLiteral {
-				return nil, fmt.Errorf("triple %d of the batch: term %d is not an RDF term", i, j)
-			}
-			pos := 3*i + j
+	for i := 0; i+2 < n; i += 3 {
+		if views[i+1].kind != rdf.KindIRI {
+			return nil, fmt.Errorf("triple %d of the batch: the predicate is not an IRI", i/3)
+		}
+		isType := views[i+1].value == rdf.RDFType
+		for j := 0; j < 3; j++ {
+			pos := i + j
+			v := &views[pos]
 			var code uint32
-			if term.Kind == rdf.KindLiteral {
-				code = b.annots.code(term)
+			switch v.kind {
+			case rdf.KindIRI, rdf.KindBlank:
+			case rdf.KindLiteral:
+				code = b.annots.code(v.datatype, v.lang)
+			default:
+				return nil, fmt.Errorf("triple %d of the batch: term %d is not an RDF term", i/3, j)
 			}
-			h := hashTerm(byte(term.Kind), code, term.Value)
+			h := hashTerm(byte(v.kind), code, v.value)
 			sc.hashes[pos], sc.codes[pos], sc.hit[pos] = h, code, false
 			if role := positionRole(j, isType); role != 0 {
 				c := &sc.cache[h&255]
-				if c.h == h && c.role == role && c.kind == byte(term.Kind) && c.code == code && c.value == term.Value {
+				if c.h == h && c.role == role && c.kind == byte(v.kind) && c.code == code && c.value == v.value {
 					sc.tns[pos], sc.hit[pos] = c.tn, true
 					continue
 				}
 			}
 			counts[h>>(64-stripeBits)+1]++
-		}
-		if t.P.Kind != rdf.KindIRI {
-			return nil, fmt.Errorf("triple %d of the batch: predicate %s is not an IRI", i, t.P)
 		}
 	}
 	for s := 1; s <= stripeCount; s++ {
@@ -242,21 +255,9 @@ func (b *Builder) internBatch(batch []rdf.Triple, sc *termScratch) ([]uint32, er
 		lo, hi := starts[s], starts[s+1]
 		st := &b.stripes[s]
 		for _, pos := range sc.order[lo:hi] {
-			t := &batch[pos/3]
-			var term *rdf.Term
-			var role byte
-			switch pos % 3 {
-			case 0:
-				term = &t.S
-			case 1:
-				term, role = &t.P, rolePredicate
-			default:
-				term = &t.O
-				if t.P.Value == rdf.RDFType {
-					role = roleClass
-				}
-			}
-			local, err := st.intern(sc.hashes[pos], byte(term.Kind), sc.codes[pos], term.Value, role)
+			v := &views[pos]
+			role := positionRole(int(pos%3), views[pos-pos%3+1].value == rdf.RDFType)
+			local, err := st.intern(sc.hashes[pos], byte(v.kind), sc.codes[pos], v.value, role)
 			if err != nil {
 				st.mu.Unlock()
 				return nil, err
@@ -265,7 +266,9 @@ func (b *Builder) internBatch(batch []rdf.Triple, sc *termScratch) ([]uint32, er
 			sc.tns[pos] = tn
 			if role != 0 {
 				h := sc.hashes[pos]
-				sc.cache[h&255] = cachedTerm{h: h, value: term.Value, code: sc.codes[pos], tn: tn, kind: byte(term.Kind), role: role}
+				if c := &sc.cache[h&255]; c.h != h || c.tn != tn || c.role != role {
+					*c = cachedTerm{h: h, value: strings.Clone(v.value), code: sc.codes[pos], tn: tn, kind: byte(v.kind), role: role}
+				}
 			}
 		}
 		st.mu.Unlock()
@@ -295,7 +298,7 @@ func grow[T any](s []T, n int) []T {
 func (b *Builder) internOne(t rdf.Term, role byte) uint32 {
 	var code uint32
 	if t.Kind == rdf.KindLiteral {
-		code = b.annots.code(&t)
+		code = b.annots.code(t.Datatype, t.Lang)
 	}
 	h := hashTerm(byte(t.Kind), code, t.Value)
 	s := h >> (64 - stripeBits)

@@ -334,3 +334,59 @@ func TestStats(t *testing.T) {
 		t.Fatalf("subjects %d objects %d untyped %d", s.Subjects, s.Objects, s.Untyped)
 	}
 }
+
+func TestAddRawTriplesMatchesAddTriples(t *testing.T) {
+	ts := testTriples(2000, 8)
+	ts = append(ts, tri(rdf.NewIRI("http://ex.org/v1"), rdf.NewIRI("http://ex.org/p9"), rdf.NewLangLiteral("Chat", "EN-gb")),
+		tri(rdf.NewIRI("http://ex.org/v1"), rdf.NewIRI("http://ex.org/p9"), rdf.NewLiteral("x", rdf.XSDString)))
+	want, _ := buildStore(t, ts, 3, 128)
+	b, err := NewBuilder(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := func(x rdf.Term) RawTerm {
+		r := RawTerm{Kind: x.Kind, Value: []byte(x.Value), Datatype: []byte(x.Datatype), Lang: []byte(x.Lang)}
+		if x.Lang == "en-gb" {
+			r.Lang = []byte("EN-gb") // upper case is normalised
+		}
+		return r
+	}
+	for i := 0; i < len(ts); i += 100 {
+		var batch []RawTriple
+		for _, tr := range ts[i:min(i+100, len(ts))] {
+			batch = append(batch, RawTriple{S: raw(tr.S), P: raw(tr.P), O: raw(tr.O)})
+		}
+		if err := b.AddRawTriples(batch); err != nil {
+			t.Fatal(err)
+		}
+		// The builder must not keep the caller's bytes.
+		for _, r := range batch {
+			for _, x := range []RawTerm{r.S, r.P, r.O} {
+				for _, buf := range [][]byte{x.Value, x.Datatype, x.Lang} {
+					for k := range buf {
+						buf[k] = '#'
+					}
+				}
+			}
+		}
+	}
+	got, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	if got.Dict().Len() != want.Dict().Len() || got.Stats().Triples != want.Stats().Triples {
+		t.Fatalf("raw: %d terms %d triples; strings: %d terms %d triples",
+			got.Dict().Len(), got.Stats().Triples, want.Dict().Len(), want.Stats().Triples)
+	}
+	checkStore(t, got, buildReference(t, got, ts))
+	for _, tr := range ts {
+		for _, x := range []rdf.Term{tr.S, tr.P, tr.O} {
+			id, ok := got.Dict().Lookup(x)
+			back, _ := got.Dict().Term(id)
+			if !ok || back != x {
+				t.Fatalf("%s: raw-built dictionary gives %d %s", x, id, back)
+			}
+		}
+	}
+}
