@@ -47,18 +47,36 @@
 //
 // # Building
 //
-// NewBuilder(shards); AddTriples(batch) from any goroutines (each batch
-// takes each of 16 dictionary stripe locks once); Counters() (read,
-// duplicates, distinct, terms); Build() → *Store. Build renumbers the
-// terms, partitions edges by owner (parallel), sorts and deduplicates each
-// shard, lays out its rdmakv table and collects Stats (parallel over
+// NewBuilder(shards); AddTriples(batch []rdf.Triple) or, for a parser that
+// keeps terms as bytes, AddRawTriples(batch []RawTriple) (no string is
+// allocated for a term already known; the bytes are only read during the
+// call), from any goroutines: a batch takes each of 16 dictionary stripe
+// locks once, free stripes first. Counters() (read, duplicates, distinct,
+// terms); Build() → *Store. Build renumbers the terms, partitions edges by
+// owner (parallel), sorts them (counting sort by vertex) and deduplicates
+// each shard, lays out its rdmakv table and collects Stats (parallel over
 // shards). A named graph is one more Builder/Store.
+//
+// # Snapshots
+//
+// WriteSnapshot(dir, store) writes manifest.json (format version, counts
+// "triples", "terms", "shards", and each file's size and CRC-32C),
+// dict.bin, stats.json and one shard-NNNNN.kv region per shard into a
+// temporary sibling directory, fsyncs, and renames it into place (an
+// existing snapshot is exchanged atomically and then removed; a directory
+// that is not a snapshot is never replaced). OpenSnapshot(dir, OpenOptions)
+// maps the files and is ready at once; OpenOptions.Shards opens only some
+// shards (a node of a cluster) and OpenOptions.Fabric reads the others.
+// A truncated, corrupted, incomplete or newer-format snapshot is refused
+// with an error wrapping ErrBadSnapshot. ReadManifest reads the counts
+// alone.
 //
 // # Store and ShardView
 //
 // Store: NumShards, Owner(v), NodeOf(shard) (= shard mod Nodes), Dict, Stats,
 // Fabric, Counters, LocalShards, Shard(i) → *ShardView (nil if shard i is
-// not in this process), Close. A built store uses a loopback fabric with
+// not in this process), RegionBytes, Close (unmaps a snapshot: IDs and
+// decoded terms stay valid, views do not). A built store uses a loopback fabric with
 // one node per shard, so every lookup of another shard's key goes through
 // the fabric as it would over RDMA.
 //
