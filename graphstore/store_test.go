@@ -390,3 +390,37 @@ func TestAddRawTriplesMatchesAddTriples(t *testing.T) {
 		}
 	}
 }
+
+func TestConcurrentFeeding(t *testing.T) {
+	ts := testTriples(4000, 12)
+	want, _ := buildStore(t, ts, 4, 4000)
+	b, err := NewBuilder(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	for w := 0; w < 4; w++ {
+		go func(w int) {
+			var err error
+			for i := w * 50; i < len(ts) && err == nil; i += 200 {
+				err = b.AddTriples(ts[i:min(i+50, len(ts))])
+			}
+			done <- err
+		}(w)
+	}
+	for w := 0; w < 4; w++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	if got.Stats().Triples != want.Stats().Triples || got.Dict().Len() != want.Dict().Len() {
+		t.Fatalf("concurrent: %d triples %d terms, sequential: %d, %d",
+			got.Stats().Triples, got.Dict().Len(), want.Stats().Triples, want.Dict().Len())
+	}
+	checkStore(t, got, buildReference(t, got, ts))
+}
