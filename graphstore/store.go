@@ -188,6 +188,16 @@ func (v *ShardView) IsLocal(vtx ID) bool {
 	return o == v.id || (v.s.NodeOf(o) == v.node && v.s.tables[o] != nil)
 }
 
+// edgeBatchScratch holds AppendEdgesBatch's buffers between calls.
+type edgeBatchScratch struct {
+	lookups  []rdmakv.Lookup
+	remoteAt []int
+	rvals    []uint64
+	rends    []int
+}
+
+var edgeBatchPool = sync.Pool{New: func() any { return new(edgeBatchScratch) }}
+
 func asU64(s []ID) []uint64 {
 	if cap(s) == 0 {
 		return nil
@@ -251,8 +261,13 @@ func (v *ShardView) AppendPredicates(dst []ID, d Dir) []ID {
 // values, each one round trip per peer. ends is reused if it has room.
 func (v *ShardView) AppendEdgesBatch(ctx context.Context, keys []Key, dst []ID, ends []int) ([]ID, []int, error) {
 	ends = ends[:0]
-	var lookups []rdmakv.Lookup
-	var remoteAt []int
+	bs := edgeBatchPool.Get().(*edgeBatchScratch)
+	defer func() {
+		clear(bs.lookups)
+		bs.lookups, bs.remoteAt, bs.rvals, bs.rends = bs.lookups[:0], bs.remoteAt[:0], bs.rvals[:0], bs.rends[:0]
+		edgeBatchPool.Put(bs)
+	}()
+	lookups, remoteAt := bs.lookups[:0], bs.remoteAt[:0]
 	for i, k := range keys {
 		if !v.IsLocal(k.Vertex()) {
 			rt, err := v.s.remoteTable(ctx, v.node, v.s.Owner(k.Vertex()))
@@ -263,11 +278,12 @@ func (v *ShardView) AppendEdgesBatch(ctx context.Context, keys []Key, dst []ID, 
 			remoteAt = append(remoteAt, i)
 		}
 	}
-	var rvals []uint64
-	var rends []int
+	bs.lookups, bs.remoteAt = lookups, remoteAt
+	rvals, rends := bs.rvals[:0], bs.rends[:0]
 	if len(lookups) > 0 {
 		var err error
-		rvals, rends, err = rdmakv.LookupBatch(ctx, v.s.fabric, v.node, lookups, nil, nil)
+		rvals, rends, err = rdmakv.LookupBatch(ctx, v.s.fabric, v.node, lookups, rvals, rends)
+		bs.rvals, bs.rends = rvals, rends
 		if err != nil {
 			return dst, ends, fmt.Errorf("cannot read %d keys through the fabric: %w", len(lookups), err)
 		}

@@ -97,6 +97,40 @@ type lookupScratch struct {
 
 var lookupScratchPool = sync.Pool{New: func() any { return new(lookupScratch) }}
 
+// batchScratch holds LookupBatch's buffers between calls (they escape
+// through the Fabric interface; pooling saves their allocation and
+// zeroing, see BenchmarkTableLookupRemoteBatch256).
+type batchScratch struct {
+	st      []lookupState
+	buckets []byte
+	reqs    []ReadRequest
+	idx     []int
+	vals    []byte
+	lens    []byte
+}
+
+var batchScratchPool = sync.Pool{New: func() any { return new(batchScratch) }}
+
+// release returns the scratch to the pool, dropping references to caller
+// memory and not keeping very large buffers.
+func (b *batchScratch) release() {
+	clear(b.reqs[:cap(b.reqs)])
+	clear(b.st[:cap(b.st)])
+	if cap(b.vals) > 1<<20 {
+		b.vals = nil
+	}
+	batchScratchPool.Put(b)
+}
+
+// growTo returns (*s)[:n], reallocating if needed.
+func growTo[T any](s *[]T, n int) []T {
+	if cap(*s) < n {
+		*s = make([]T, n)
+	}
+	*s = (*s)[:n]
+	return *s
+}
+
 // Lookup is one key of a batched lookup.
 type Lookup struct {
 	Table *RemoteTable
@@ -124,10 +158,14 @@ func LookupBatch(ctx context.Context, f Fabric, from NodeID, lookups []Lookup, d
 	if len(lookups) == 0 {
 		return dst, ends, nil
 	}
-	st := make([]lookupState, len(lookups))
-	buckets := make([]byte, len(lookups)*BucketSize)
-	reqs := make([]ReadRequest, 0, len(lookups))
-	idx := make([]int, 0, len(lookups))
+	bs := batchScratchPool.Get().(*batchScratch)
+	defer bs.release()
+	n := len(lookups)
+	st := growTo(&bs.st, n)
+	clear(st)
+	buckets := growTo(&bs.buckets, n*BucketSize)
+	reqs := growTo(&bs.reqs, n)[:0]
+	idx := growTo(&bs.idx, n)[:0]
 	for i := range lookups {
 		st[i].bucket = lookups[i].Table.h.Bucket(lookups[i].Key)
 	}
@@ -181,7 +219,7 @@ func LookupBatch(ctx context.Context, f Fabric, from NodeID, lookups []Lookup, d
 		}
 	}
 	if len(idx) > 0 {
-		lens = make([]byte, 8*len(idx))
+		lens = growTo(&bs.lens, 8*len(idx))
 		for k, i := range idx {
 			t := lookups[i].Table
 			reqs = append(reqs, ReadRequest{Node: t.node, Region: t.region,
@@ -214,7 +252,7 @@ func LookupBatch(ctx context.Context, f Fabric, from NodeID, lookups []Lookup, d
 		total += s.ref.n * w
 	}
 	if total > 0 {
-		vals := make([]byte, total)
+		vals := growTo(&bs.vals, int(total))
 		var pos uint64
 		for i := range st {
 			s := &st[i]
