@@ -99,6 +99,30 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// BenchmarkStoreSize reports where a store's bytes go (per triple) on
+// LUBM-1 and LUBM-10; the time per op is not meaningful.
+func BenchmarkStoreSize(b *testing.B) {
+	for _, name := range []string{"lubm1.nt.gz", "lubm10.nt.gz"} {
+		b.Run(name, func(b *testing.B) {
+			ts := lubm(b, name)
+			st := build(b, ts, 4)
+			defer st.Close()
+			for b.Loop() {
+				_ = st.Sizes()
+			}
+			z := st.Sizes()
+			n := float64(len(ts))
+			b.ReportMetric(float64(z.Keys)/n, "keys/triple")
+			b.ReportMetric(float64(z.Keys)/float64(z.Buckets*7), "slot-load")
+			b.ReportMetric(float64(z.BucketBytes)/n, "bucketB/triple")
+			b.ReportMetric(float64(z.ValueBytes)/n, "valueB/triple")
+			b.ReportMetric(float64(z.DictArena)/n, "dictArenaB/triple")
+			b.ReportMetric(float64(z.DictOffsets+z.DictHash+z.DictOther)/n, "dictIndexB/triple")
+			b.ReportMetric(float64(z.BucketBytes+z.ValueBytes+z.DictArena+z.DictOffsets+z.DictHash+z.DictOther)/n, "totalB/triple")
+		})
+	}
+}
+
 func BenchmarkBuildLUBM1(b *testing.B)  { benchBuild(b, "lubm1.nt.gz", 4) }
 func BenchmarkBuildLUBM10(b *testing.B) { benchBuild(b, "lubm10.nt.gz", 4) }
 

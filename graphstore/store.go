@@ -326,3 +326,40 @@ func (s *Store) RegionBytes() int {
 	}
 	return n
 }
+
+// StoreSizes breaks down the memory of a store's local shards and its
+// dictionary, in bytes (for capacity planning and the benchmarks).
+type StoreSizes struct {
+	Keys        uint64 // keys in the local shards' tables
+	Buckets     uint64 // buckets (main + overflow)
+	MainBuckets uint64
+	BucketBytes uint64 // header + buckets
+	ValueBytes  uint64 // value areas
+	DictArena   uint64
+	DictOffsets uint64
+	DictHash    uint64
+	DictOther   uint64 // roles, prefixes
+}
+
+// Sizes returns the breakdown of the store's memory.
+func (s *Store) Sizes() StoreSizes {
+	var z StoreSizes
+	for _, t := range s.tables {
+		if t == nil {
+			continue
+		}
+		h := t.Header()
+		z.Keys += h.NKeys
+		z.Buckets += h.NBuckets
+		z.MainBuckets += h.NMain
+		z.BucketBytes += h.ValuesOff
+		z.ValueBytes += h.NValues * uint64(h.Width)
+	}
+	d := s.dict
+	z.DictArena, z.DictOffsets, z.DictHash = uint64(len(d.arena)), uint64(len(d.offs)), uint64(len(d.table))
+	z.DictOther = uint64(len(d.roles))
+	for _, p := range d.prefixes {
+		z.DictOther += uint64(len(p))
+	}
+	return z
+}
