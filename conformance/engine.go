@@ -33,7 +33,7 @@ var ErrEngineAPI = errors.New("engine API")
 //     CONSTRUCT and DESCRIBE.
 func Evaluate(ctx context.Context, ds *Dataset, q *sparql.Query, shards int) (*Answer, error) {
 	if len(ds.Named) > 0 {
-		return nil, fmt.Errorf("%w: no named graphs in the engine (the dataset has %d)", ErrEngineAPI, len(ds.Named))
+		return nil, fmt.Errorf("%w: no named graphs in the engine (the dataset has some)", ErrEngineAPI)
 	}
 	b, err := graphstore.NewBuilder(shards)
 	if err != nil {

@@ -77,6 +77,9 @@ func suiteRoot() (string, error) {
 	}
 }
 
+// positions matches the "(line 3, column 8)" of error messages.
+var positions = regexp.MustCompile(` ?\(line \d+(, column \d+)?\)`)
+
 // counts are pass/fail/skip counts.
 type counts struct{ pass, fail, skip int }
 
@@ -120,6 +123,26 @@ func report(t *testing.T, title string, shards int, run []Outcome, known List) {
 	sort.Strings(names)
 	for _, d := range names {
 		t.Logf("  %-20s %s", d, dirs[d])
+	}
+	// The failures grouped by reason (positions dropped): what to build next.
+	byReason := map[string]int{}
+	for _, o := range run {
+		if o.Status == Fail {
+			byReason[positions.ReplaceAllString(o.Reason, "")]++
+		}
+	}
+	reasons := make([]string, 0, len(byReason))
+	for r := range byReason {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool {
+		if byReason[reasons[i]] != byReason[reasons[j]] {
+			return byReason[reasons[i]] > byReason[reasons[j]]
+		}
+		return reasons[i] < reasons[j]
+	})
+	for _, r := range reasons {
+		t.Logf("  %4d × %s", byReason[r], r)
 	}
 	for _, o := range run {
 		switch {
