@@ -373,7 +373,6 @@ func (r *task) finishFork(k int, local *Table, wait func() ([]*Table, error), st
 		r.steps[k].Mode = planner.ModeLocal
 		if st != nil {
 			st.Time += time.Since(t0)
-			st.RowsIn -= uint64(local.N) // counted again by the local run
 		}
 		res, lerr = r.explore(k, local)
 		r.steps = saved

@@ -60,7 +60,6 @@ func (r *task) explore(k int, t *Table) (*Table, error) {
 		var t0 time.Time
 		if r.analyze {
 			st = &r.stats[k]
-			st.RowsIn += uint64(t.N)
 			t0 = time.Now()
 		}
 		shards := r.eng.store.Shards()
@@ -73,6 +72,11 @@ func (r *task) explore(k int, t *Table) (*Table, error) {
 			}
 		case s.Mode == planner.ModeForkJoin && shards > 1:
 			return r.forkSplit(k, t, st, t0)
+		}
+		// Rows are counted by the node that runs the step on them (a fork
+		// counts nothing here: the local part and the children count theirs).
+		if st != nil {
+			st.RowsIn += uint64(t.N)
 		}
 		var err error
 		if s.Kind == planner.StepIndex {

@@ -542,6 +542,9 @@ func chooseExecMode(st *state) error {
 				if step.Mode == ModeForkJoin {
 					part = step.To.Col
 				}
+			case k == 0 && step.From.Kind == OpConst:
+				// The exploration starts on the constant's owner.
+				step.Mode = ModeLocal
 			case step.From.Kind == OpConst:
 				// One list, the same for every row: read it (or move the
 				// rows to its owner only when forced).
