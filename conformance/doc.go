@@ -63,10 +63,23 @@
 // with FILTER inside, MINUS without shared variables, and more. They share
 // the runner, the comparison and the ratchet.
 //
+// # Checks of the runner and of the wire formats
+//
+// TestRunnerOracle runs every W3C test with an Evaluator that answers with
+// the expected result itself — blank nodes renamed and rows shuffled (it
+// must pass), then broken (it must fail) — so the manifests, the data,
+// the expected results and the comparison are all exercised on the whole
+// suite whatever the engine supports. TestCompare, TestOrderKeys,
+// TestRunGuarded and TestJudge test the pieces. TestFormatsRoundTrip puts
+// every W3C answer through our XML, JSON and TSV writers and readers, and
+// every W3C graph through our N-Triples, Turtle and RDF/XML writers and
+// our loader.
+//
 // # Running
 //
-//	go test ./conformance                          # ratchet; prints N passed, N failed, N skipped
-//	go test ./conformance -v                       # + per directory, every failure's reason, panic stacks
+//	go test ./conformance                          # the ratchet (counts show with -v or when run in the directory)
+//	go test ./conformance -v                       # N passed, N failed, N skipped per shard count and per directory,
+//	                                               # failures grouped by reason, every failure, panic stacks
 //	go test ./conformance -v -conformance.detail   # + query, dataset and difference of every failure
 //	go test ./conformance -update-known-failures   # rewrite the known-failures list
 //	go test ./conformance -ratchet-strict          # also fail on known failures that pass now
