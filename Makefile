@@ -4,7 +4,7 @@ BIN     := bin/wukongd
 ADDR    ?= 127.0.0.1:8080
 PKGS    := ./...
 
-.PHONY: all build test lint generate bench run clean
+.PHONY: all build test lint generate bench bench-micro bench-e2e bench-peers bench-doc run clean
 
 all: build
 
@@ -24,8 +24,30 @@ lint:
 generate:
 	$(GO) generate ./sparql/...
 
+# End-to-end benchmark (bench/, `wukongd bench`): LUBM-$(SCALE) from
+# ../shared/datasets/lubm (or generated), load + reopen, L1–L7 and the 14
+# standard queries in process (per execution mode) and over HTTP, and the
+# mixed-workload throughput against clients. Report in var/bench/latest/.
+# bench-peers runs Virtuoso and Oxigraph too (installs them if missing);
+# bench-doc rewrites docs/PERFORMANCE.md's end-to-end section from the
+# latest report. MACHINE names the machine in the report (e.g. dev-2c).
+SCALE       ?= 40
+MACHINE     ?=
+BENCH_FLAGS ?=
+
+bench: bench-e2e
+
+bench-e2e: build
+	$(BIN) bench --scale $(SCALE) --machine "$(MACHINE)" $(BENCH_FLAGS)
+
+bench-peers: build
+	$(BIN) bench --scale $(SCALE) --machine "$(MACHINE)" --peers virtuoso,oxigraph $(BENCH_FLAGS)
+
+bench-doc: build
+	$(BIN) bench report --in var/bench/latest/report.json --doc docs/PERFORMANCE.md
+
 # Micro-benchmarks next to the code.
-bench:
+bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 run: build

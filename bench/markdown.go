@@ -1,0 +1,366 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Base is the system the others are compared with.
+const Base = "wukongd"
+
+// MarkdownOptions shape the Markdown report.
+type MarkdownOptions struct {
+	// Level is the heading level of the report's sections (2: "##").
+	Level int
+	// Plots is the path prefix of the SVG plots as the Markdown links them
+	// ("" for the same directory); empty Plots with NoPlots leaves them out.
+	Plots   string
+	NoPlots bool
+}
+
+// WriteMarkdown writes the report as Markdown: setup, loading, latency over
+// HTTP with the speed-up per query, latency in process per execution mode,
+// throughput against clients, and links to the plots.
+func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
+	if o.Level < 1 {
+		o.Level = 2
+	}
+	h := func(title string) string { return strings.Repeat("#", o.Level) + " " + title }
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+
+	p("Machine %s. Run %s UTC, commit %s. Data: %s (%s triples, %s).\n\n",
+		r.Machine, r.Date.UTC().Format("2006-01-02 15:04"), orDash(r.Commit), r.Dataset.Name, fmtInt(r.Dataset.Triples), r.Dataset.Source)
+	p("Command: `%s`\n\n", r.Command)
+	p("Latency: %d warm-up runs, then up to %d timed runs per query (at least %d, stopping after %s); "+
+		"median and p99 (nearest rank: with fewer than 100 runs p99 is the slowest run). ",
+		r.Latency.Warmup, r.Latency.Repeat, r.Latency.MinRuns, r.Latency.Budget)
+	p("Over HTTP every system gets the same Go client (package client): a form POST on a keep-alive connection, " +
+		"SPARQL JSON results, every row decoded into terms; the time is from sending the request to the last row decoded.\n\n")
+	for _, n := range r.Notes {
+		p("- %s\n", n)
+	}
+	if len(r.Notes) > 0 {
+		p("\n")
+	}
+
+	// Systems.
+	p("%s\n\n", h("Systems"))
+	p("| system | version | setup |\n|---|---|---|\n")
+	for _, s := range r.Systems {
+		p("| %s | %s | %s |\n", s.Name, orDash(s.Version), orDash(s.Setup))
+	}
+	p("\n")
+	for _, s := range r.Systems {
+		for _, e := range s.Errors {
+			p("- %s: %s\n", s.Name, e)
+		}
+	}
+
+	// Loading.
+	p("%s\n\n", h("Loading"))
+	p("| system | load | triples/s | stored bytes/triple | peak RSS | reopen | load average |\n|---|---|---|---|---|---|---|\n")
+	for _, s := range r.Systems {
+		l := s.Load
+		if l == nil {
+			continue
+		}
+		reopen := "—"
+		if l.ReopenSeconds > 0 {
+			reopen = fmt.Sprintf("%.2f s", l.ReopenSeconds)
+			if l.ReopenRSSBytes > 0 {
+				reopen += fmt.Sprintf(" (RSS %s)", fmtBytes(l.ReopenRSSBytes))
+			}
+		}
+		bpt := "—"
+		if l.BytesPerTriple > 0 {
+			bpt = fmt.Sprintf("%.1f", l.BytesPerTriple)
+		}
+		cached := ""
+		if l.Cached {
+			cached = " (cached from an earlier run)"
+		}
+		p("| %s | %.1f s%s | %s | %s | %s | %s | %.1f |\n", s.Name, l.Seconds, cached,
+			fmtInt(uint64(l.TriplesPerSec)), bpt, fmtBytes(l.PeakRSSBytes), reopen, l.LoadAvg.One)
+	}
+	p("\n")
+
+	base := r.System(Base)
+	peers := r.peers()
+
+	// Latency over HTTP.
+	if httpBase := base.Run(PathHTTP, ""); httpBase != nil {
+		p("%s\n\n", h("Latency over HTTP (JSON results)"))
+		p("Median / p99 in milliseconds; speed-up = the peer's median over %s's. Load average: ", Base)
+		var las []string
+		for _, s := range r.Systems {
+			if run := s.Run(PathHTTP, ""); run != nil {
+				las = append(las, fmt.Sprintf("%s %.1f", s.Name, run.LoadAvg.One))
+			}
+		}
+		p("%s.\n\n", strings.Join(las, ", "))
+		p("| query | rows | %s |", Base)
+		for _, s := range peers {
+			p(" %s | speed-up |", s.Name)
+		}
+		p("\n|---|---|---|")
+		for range peers {
+			p("---|---|")
+		}
+		p("\n")
+		ups := map[string]map[string]float64{}
+		for _, s := range peers {
+			ups[s.Name] = SpeedUps(httpBase, s.Run(PathHTTP, ""))
+		}
+		for _, q := range httpBase.Queries {
+			p("| %s | %s | %s |", queryTitle(q), rowsCell(q), latCell(q))
+			for _, s := range peers {
+				pq := s.Run(PathHTTP, "").Query(q.Name)
+				p(" %s | %s |", peerCell(q, pq), fmtRatio(ups[s.Name][q.Name]))
+			}
+			p("\n")
+		}
+		p("\n")
+		for _, s := range peers {
+			p("%s\n", speedUpLine(httpBase, s.Name, ups[s.Name]))
+		}
+		p("\n")
+	}
+
+	// In process, by mode.
+	var modeRuns []*LatencyRun
+	for _, m := range []string{"planned", "in-place", "fork-join"} {
+		if run := base.Run(PathInProcess, m); run != nil {
+			modeRuns = append(modeRuns, run)
+		}
+	}
+	var inPeers []*System
+	for _, s := range peers {
+		if s.Run(PathInProcess, "") != nil {
+			inPeers = append(inPeers, s)
+		}
+	}
+	if len(modeRuns) > 0 {
+		p("%s\n\n", h("Latency in process, by execution mode"))
+		p("Median / p99 in milliseconds, from query text to the result's ID rows (parse, plan, execute; no decoding). ")
+		p("planned = the planner's choice per step; in-place and fork-join force the mode of every step that needs remote data. ")
+		if len(inPeers) > 0 {
+			p("Peers in process: the query run through their own API with the results serialized to SPARQL JSON and parsed back. ")
+		}
+		p("Load average: %.1f.\n\n", modeRuns[0].LoadAvg.One)
+		p("| query | rows |")
+		for _, run := range modeRuns {
+			p(" %s |", run.Mode)
+		}
+		for _, s := range inPeers {
+			p(" %s |", s.Name)
+		}
+		p("\n|---|---|%s%s\n", strings.Repeat("---|", len(modeRuns)), strings.Repeat("---|", len(inPeers)))
+		for _, q := range modeRuns[0].Queries {
+			p("| %s | %s |", queryTitle(q), rowsCell(q))
+			for _, run := range modeRuns {
+				p(" %s |", latCell(run.Query(q.Name)))
+			}
+			for _, s := range inPeers {
+				p(" %s |", peerCell(q, s.Run(PathInProcess, "").Query(q.Name)))
+			}
+			p("\n")
+		}
+		p("\n")
+	}
+
+	// Throughput.
+	var tput []*System
+	for _, s := range r.Systems {
+		if len(s.Throughput) > 0 {
+			tput = append(tput, s)
+		}
+	}
+	if len(tput) > 0 {
+		p("%s\n\n", h("Throughput: mixed workload over HTTP"))
+		var parts []string
+		for _, t := range r.Mix {
+			parts = append(parts, fmt.Sprintf("%s %d", t.Name, t.Weight))
+		}
+		p("Wukong's emulator mix (%s; the constant of each query drawn at random from the type index of its class), "+
+			"N closed-loop clients on keep-alive connections, %s per point after %s of warm-up. "+
+			"Queries/s, and median / p99 latency in milliseconds.\n\n", strings.Join(parts, ", "), r.Throughput.Duration, r.Throughput.Warmup)
+		p("| clients |")
+		for _, s := range tput {
+			p(" %s q/s | %s median / p99 | load avg |", s.Name, s.Name)
+		}
+		if base != nil && len(base.Throughput) > 0 {
+			for _, s := range tput {
+				if s.Name != Base {
+					p(" %s ÷ %s |", Base, s.Name)
+				}
+			}
+		}
+		p("\n|---|")
+		for range tput {
+			p("---|---|---|")
+		}
+		if base != nil && len(base.Throughput) > 0 {
+			p("%s", strings.Repeat("---|", len(tput)-1))
+		}
+		p("\n")
+		for _, n := range r.Throughput.Clients {
+			p("| %d |", n)
+			for _, s := range tput {
+				pt := point(s, n)
+				if pt == nil {
+					p(" — | — | — |")
+					continue
+				}
+				errs := ""
+				if pt.Errors > 0 {
+					errs = fmt.Sprintf(" (%d errors)", pt.Errors)
+				}
+				p(" %.0f%s | %s / %s | %.1f |", pt.QPS, errs, fmtMs(pt.Latency.Median), fmtMs(pt.Latency.P99), pt.LoadAvg.One)
+			}
+			if bp := point(base, n); bp != nil {
+				for _, s := range tput {
+					if s.Name == Base {
+						continue
+					}
+					if sp := point(s, n); sp != nil && sp.QPS > 0 {
+						p(" %s |", fmtRatio(bp.QPS/sp.QPS))
+					} else {
+						p(" — |")
+					}
+				}
+			}
+			p("\n")
+		}
+		p("\n")
+		for _, s := range tput {
+			if best := bestPoint(s); best != nil {
+				p("- %s: peak %.0f queries/s with %d clients.\n", s.Name, best.QPS, best.Clients)
+			}
+		}
+		p("\n")
+	}
+
+	if !o.NoPlots {
+		p("%s\n\n", h("Plots"))
+		p("![latency per query over HTTP](%slatency.svg)\n\n", o.Plots)
+		if len(tput) > 0 {
+			p("![throughput against clients](%sthroughput.svg)\n\n", o.Plots)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (r *Report) peers() []*System {
+	var out []*System
+	for _, s := range r.Systems {
+		if s.Name != Base {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func point(s *System, clients int) *ThroughputPoint {
+	if s == nil {
+		return nil
+	}
+	for i := range s.Throughput {
+		if s.Throughput[i].Clients == clients {
+			return &s.Throughput[i]
+		}
+	}
+	return nil
+}
+
+func bestPoint(s *System) *ThroughputPoint {
+	var best *ThroughputPoint
+	for i := range s.Throughput {
+		if best == nil || s.Throughput[i].QPS > best.QPS {
+			best = &s.Throughput[i]
+		}
+	}
+	return best
+}
+
+func queryTitle(q *QueryResult) string {
+	if q.Label != "" {
+		return q.Label
+	}
+	return q.Name
+}
+
+func rowsCell(q *QueryResult) string {
+	if q == nil || q.Rows < 0 {
+		return "—"
+	}
+	return fmtInt(uint64(q.Rows))
+}
+
+func latCell(q *QueryResult) string {
+	if q == nil {
+		return "—"
+	}
+	if q.Error != "" {
+		return "error: " + shorten(q.Error, 80)
+	}
+	return fmt.Sprintf("%s / %s", fmtMs(q.Summary.Median), fmtMs(q.Summary.P99))
+}
+
+// peerCell is the peer's latency, flagged when its rows differ from base's.
+func peerCell(base, q *QueryResult) string {
+	c := latCell(q)
+	if q != nil && q.Error == "" && base != nil && base.Error == "" && q.Rows != base.Rows {
+		c += fmt.Sprintf(" (**%s rows**)", fmtInt(uint64(max(q.Rows, 0))))
+	}
+	return c
+}
+
+func speedUpLine(base *LatencyRun, peer string, ups map[string]float64) string {
+	var wk, std []float64
+	var slower []string
+	for _, q := range base.Queries {
+		x, ok := ups[q.Name]
+		if !ok {
+			continue
+		}
+		if strings.HasPrefix(q.Label, "L") {
+			wk = append(wk, x)
+		} else {
+			std = append(std, x)
+		}
+		if x < 1 {
+			slower = append(slower, queryTitle(q))
+		}
+	}
+	sort.Strings(slower)
+	s := fmt.Sprintf("- against %s: geometric mean of the speed-ups %s over L1–L7 (%d queries)", peer, fmtRatio(GeoMean(wk)), len(wk))
+	if len(std) > 0 {
+		s += fmt.Sprintf(", %s over the standard queries (%d)", fmtRatio(GeoMean(std)), len(std))
+	}
+	if len(slower) > 0 {
+		s += "; " + Base + " is slower on " + strings.Join(slower, ", ")
+	} else if len(wk)+len(std) > 0 {
+		s += "; " + Base + " is faster on every query compared"
+	}
+	return s + "."
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func shorten(s string, n int) string {
+	s = strings.ReplaceAll(s, "|", "/")
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
