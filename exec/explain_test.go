@@ -82,3 +82,12 @@ func TestModesUseTheFabric(t *testing.T) {
 		}
 	}
 }
+
+func readQueryText(t testing.TB, text string) *sparql.Query {
+	t.Helper()
+	q, err := sparql.ParseQuery(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}

@@ -1,0 +1,197 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/planner"
+	"github.com/wukongd/wukongd/rdf"
+)
+
+// blockingStore blocks every Lookup made by a node other than the
+// coordinator-to-be until the context ends, and records that it ended.
+type blockingStore struct {
+	*GraphStore
+	mu       sync.Mutex
+	blocked  int
+	released int
+	cause    []error
+	deadline int // lookups whose context carried a deadline
+	started  chan struct{}
+	once     sync.Once
+}
+
+func (b *blockingStore) Lookup(ctx context.Context, self, shard int, keys []Key, out [][]ID) (ReadCost, error) {
+	if self != 0 {
+		b.mu.Lock()
+		b.blocked++
+		if _, ok := ctx.Deadline(); ok {
+			b.deadline++
+		}
+		b.mu.Unlock()
+		b.once.Do(func() { close(b.started) })
+		<-ctx.Done()
+		b.mu.Lock()
+		b.released++
+		b.cause = append(b.cause, ctx.Err())
+		b.mu.Unlock()
+		return ReadCost{}, ctx.Err()
+	}
+	return b.GraphStore.Lookup(ctx, self, shard, keys, out)
+}
+
+func buildGraph(t testing.TB, triples []rdf.Triple, shards int) *graphstore.Store {
+	t.Helper()
+	b, err := graphstore.NewBuilder(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddTriples(triples); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// waitGoroutines waits until the number of goroutines is back to n.
+func waitGoroutines(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > n {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("%d goroutines, want %d: leak\n%s", runtime.NumGoroutine(), n, buf)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestCancelReachesSubQueries cancels (and times out) fork-join queries
+// whose sub-queries are stuck on other nodes: Run must return the context's
+// error at once, the cancellation must reach the sub-queries, and closing
+// the engine must leave no goroutine behind.
+func TestCancelReachesSubQueries(t *testing.T) {
+	triples := diffData(t, 3000)
+	st := buildGraph(t, triples, 4)
+	base := runtime.NumGoroutine()
+	g, err := NewGraphStore(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := readQueryText(t, `SELECT ?x ?y WHERE { ?x a <http://swat.cse.lehigh.edu/onto/univ-bench.owl#UndergraduateStudent> . ?x <http://swat.cse.lehigh.edu/onto/univ-bench.owl#takesCourse> ?y }`)
+	for _, how := range []string{"cancel", "deadline"} {
+		bs := &blockingStore{GraphStore: g, started: make(chan struct{})}
+		e := New(bs, g, Config{Workers: 2})
+		ctx, cancel := context.WithCancel(context.Background())
+		if how == "deadline" {
+			ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := e.Run(ctx, q, Options{Mode: planner.ModeForkJoin})
+			done <- err
+		}()
+		select {
+		case <-bs.started:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no sub-query reached another node")
+		}
+		if how == "cancel" {
+			cancel()
+		}
+		select {
+		case err := <-done:
+			want := context.Canceled
+			if how == "deadline" {
+				want = context.DeadlineExceeded
+			}
+			if !errors.Is(err, want) {
+				t.Errorf("%s: Run returned %v, want %v", how, err, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: Run did not return", how)
+		}
+		// Every blocked sub-query must be released by the cancellation
+		// (not by Close, which comes later).
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			bs.mu.Lock()
+			b, r, dl := bs.blocked, bs.released, bs.deadline
+			causes := append([]error(nil), bs.cause...)
+			bs.mu.Unlock()
+			if b > 0 && b == r {
+				// A cancelled query's sub-queries end by the cancel
+				// message; a timed-out one's by the deadline they carry (or
+				// the cancel message the parent sends when it gives up,
+				// whichever comes first).
+				for _, c := range causes {
+					if how == "cancel" && !errors.Is(c, context.Canceled) ||
+						how == "deadline" && !errors.Is(c, context.DeadlineExceeded) && !errors.Is(c, context.Canceled) {
+						t.Errorf("%s: a sub-query ended with %v", how, c)
+					}
+				}
+				if how == "deadline" && dl != b {
+					t.Errorf("deadline: %d of %d sub-queries carried the deadline", dl, b)
+				}
+				if how == "cancel" && dl != 0 {
+					t.Errorf("cancel: %d sub-queries have a deadline, want none", dl)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d sub-queries blocked, %d released by the cancellation", how, b, r)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+		e.Close()
+	}
+	waitGoroutines(t, base)
+}
+
+// TestNoGoroutineLeak runs queries in every mode, some cancelled midway,
+// on several engines, and checks the goroutine count after Close.
+func TestNoGoroutineLeak(t *testing.T) {
+	triples := diffData(t, 3000)
+	st := buildGraph(t, triples, 3)
+	base := runtime.NumGoroutine()
+	for round := 0; round < 3; round++ {
+		e, err := NewGraphEngine(st, Config{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := readQueryText(t, `SELECT * WHERE { ?x <http://swat.cse.lehigh.edu/onto/univ-bench.owl#takesCourse> ?c . ?t <http://swat.cse.lehigh.edu/onto/univ-bench.owl#teacherOf> ?c }`)
+		var wg sync.WaitGroup
+		for i := 0; i < 12; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if i%4 == 3 {
+					cancel()
+				}
+				res, err := e.Run(ctx, q, Options{Mode: modes[i%3]})
+				if i%4 != 3 && (err != nil || res.Len() == 0) {
+					t.Errorf("query %d: %v", i, err)
+				}
+			}(i)
+		}
+		wg.Wait()
+		e.Close()
+		if _, err := e.Run(context.Background(), q, Options{}); !errors.Is(err, ErrClosed) {
+			t.Errorf("Run after Close: %v, want ErrClosed", err)
+		}
+	}
+	waitGoroutines(t, base)
+}
