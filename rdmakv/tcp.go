@@ -49,6 +49,9 @@ type TCPOptions struct {
 	Seed                   int64
 	// Logf, if set, receives connection events (connected, lost, refused).
 	Logf func(format string, args ...any)
+	// StartPaused defers answering peers until Resume, so that a node can
+	// register its regions before any peer reads them. (It still dials.)
+	StartPaused bool
 }
 
 func (o *TCPOptions) setDefaults() {
@@ -104,13 +107,15 @@ type TCP struct {
 	peers   []*tcpPeer // nil at Self
 	meter   Meter
 
-	ctx       context.Context // ends at Close (cancels dials)
-	cancel    context.CancelFunc
-	closed    chan struct{}
-	closeOnce sync.Once
-	wg        sync.WaitGroup
-	srvMu     sync.Mutex
-	srvConns  map[net.Conn]struct{}
+	ctx        context.Context // ends at Close (cancels dials)
+	cancel     context.CancelFunc
+	closed     chan struct{}
+	closeOnce  sync.Once
+	resumed    chan struct{}
+	resumeOnce sync.Once
+	wg         sync.WaitGroup
+	srvMu      sync.Mutex
+	srvConns   map[net.Conn]struct{}
 }
 
 var _ Fabric = (*TCP)(nil)
@@ -127,6 +132,10 @@ func NewTCP(opts TCPOptions) (*TCP, error) {
 	f := &TCP{opts: opts, self: opts.Self, ring: make(chan Message, opts.RingSize),
 		peers: make([]*tcpPeer, n), closed: make(chan struct{}), srvConns: map[net.Conn]struct{}{}}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
+	f.resumed = make(chan struct{})
+	if !opts.StartPaused {
+		f.Resume()
+	}
 	f.ln = opts.Listener
 	if f.ln == nil {
 		ln, err := net.Listen("tcp", opts.Peers[opts.Self])
@@ -153,6 +162,9 @@ func NewTCP(opts TCPOptions) (*TCP, error) {
 	}
 	return f, nil
 }
+
+// Resume starts answering peers (see TCPOptions.StartPaused).
+func (f *TCP) Resume() { f.resumeOnce.Do(func() { close(f.resumed) }) }
 
 // Addr returns the address the fabric listens on.
 func (f *TCP) Addr() net.Addr { return f.ln.Addr() }

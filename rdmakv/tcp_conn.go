@@ -518,6 +518,11 @@ func fillRead(call *tcpCall, status byte, p []byte) error {
 // accept takes the peers' connections and serves each in a goroutine.
 func (f *TCP) accept() {
 	defer f.wg.Done()
+	select {
+	case <-f.resumed:
+	case <-f.closed:
+		return
+	}
 	for {
 		nc, err := f.ln.Accept()
 		if err != nil {
