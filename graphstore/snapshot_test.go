@@ -1,6 +1,7 @@
 package graphstore
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -196,10 +197,19 @@ func TestDamagedSnapshotRefused(t *testing.T) {
 	for off := int64(64); off < 4000; off += 37 {
 		flip(filepath.Join(dir, dictName), off)
 	}
+	for off := int64(200); off < 6000; off += 41 {
+		flip(filepath.Join(dir, shardFileName(0)), off)
+	}
 	if st, err := OpenSnapshot(dir, OpenOptions{SkipChecksums: true}); err == nil {
-		for id := ID(0); id < 50; id++ {
+		ctx := context.Background()
+		for id := ID(0); id < 200; id++ {
 			st.Dict().Term(id)
 			st.Dict().Term(FirstVertexID + id)
+			st.Dict().AppendNTriples(nil, FirstVertexID+id)
+			for _, from := range []int{0, 1} {
+				st.Shard(from).AppendEdges(ctx, nil, FirstVertexID+id, id%8, Dir(id%2))
+				st.Shard(from).AppendEdges(ctx, nil, id%8, AllPredicates, Dir(id%2))
+			}
 		}
 		st.Close()
 	}
