@@ -33,6 +33,11 @@ type Config struct {
 	Workers int
 	// Cost is the fabric cost model for the planner (zero: DefaultCost).
 	Cost planner.Cost
+	// LocalShards lists the shards whose nodes this engine runs (nil:
+	// all). In a cluster of processes (package cluster) each process runs
+	// its own shards; the others are reached through the Store and the
+	// Transport, and queries are coordinated on a local shard.
+	LocalShards []int
 }
 
 // ErrClosed is returned by Run on a closed engine.
@@ -48,7 +53,8 @@ type Engine struct {
 	tr     Transport
 	stats  *planner.Stats
 	cfg    Config
-	nodes  []*node
+	nodes  []*node // by shard; nil for a shard not run here
+	local  []int   // shards run here
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -90,11 +96,18 @@ func New(store Store, tr Transport, cfg Config) *Engine {
 	}
 	e := &Engine{store: store, tr: tr, stats: store.PlannerStats(), cfg: cfg}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
-	for i := 0; i < store.Shards(); i++ {
+	e.local = cfg.LocalShards
+	if e.local == nil {
+		for i := 0; i < store.Shards(); i++ {
+			e.local = append(e.local, i)
+		}
+	}
+	e.nodes = make([]*node, store.Shards())
+	for _, i := range e.local {
 		n := &node{id: i, eng: e, newq: make(chan func(), 64),
 			pending: map[uint64]chan pendingReply{}, running: map[forkKey]context.CancelFunc{}}
 		n.subq.init()
-		e.nodes = append(e.nodes, n)
+		e.nodes[i] = n
 		e.wg.Add(1)
 		go n.dispatch()
 		for w := 0; w < cfg.Workers; w++ {
@@ -471,9 +484,11 @@ func (e *Engine) runExplore(ctx context.Context, ex *planner.Explore, opts Optio
 		t.Vars = ex.Vars
 		return t, nil, 0, nil
 	}
-	coord := int(e.rr.Add(1) % uint64(len(e.nodes)))
+	coord := e.local[e.rr.Add(1)%uint64(len(e.local))]
 	if ex.StartConst != 0 {
-		coord = e.store.Owner(ex.StartConst)
+		if o := e.store.Owner(ex.StartConst); e.nodes[o] != nil {
+			coord = o
+		}
 	}
 	t := &task{eng: e, node: coord, ctx: ctx, steps: ex.Steps, ncols: len(ex.Vars), analyze: opts.Analyze}
 	if opts.Analyze {
