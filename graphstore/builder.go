@@ -195,20 +195,22 @@ func (b *Builder) Build() (*Store, error) {
 	b.chunks = nil
 	b.mu.Unlock()
 
-	dict, remap, err := b.buildDict()
+	ren, err := b.renumber()
 	if err != nil {
 		return nil, fmt.Errorf("cannot build the dictionary: %w", err)
 	}
-	// Free the stripes: the dictionary has its own copy.
-	for s := range b.stripes {
-		b.stripes[s] = stripe{}
-	}
-	outs, ins := b.partition(chunks, &remap)
+	// The dictionary is laid out alongside the partitioning and the
+	// shards, which need only the new IDs.
+	dictc := make(chan *Dict, 1)
+	go func() { dictc <- b.layoutDict(ren) }()
+	outs, ins := b.partition(chunks, &ren.remap)
 	chunks = nil
+	ren.remap = [stripeCount][]ID{}
 	width := 8
-	if dict.MaxID() <= math.MaxUint32 {
+	if ren.maxID() <= math.MaxUint32 {
 		width = 4
 	}
+	dn := ren.dense()
 	tables := make([][]byte, b.shards)
 	parts := make([]*shardStats, b.shards)
 	errs := make([]error, b.shards)
@@ -219,8 +221,13 @@ func (b *Builder) Build() (*Store, error) {
 		for w := range outs {
 			outs[w][i], ins[w][i] = nil, nil
 		}
-		tables[i], parts[i], errs[i] = buildShard(out, in, width, denseOf(dict), &dups, &dist)
+		tables[i], parts[i], errs[i] = buildShard(out, in, width, dn, &dups, &dist)
 	})
+	dict := <-dictc
+	// Free the stripes: the dictionary has its own copy.
+	for s := range b.stripes {
+		b.stripes[s] = stripe{}
+	}
 	for i, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("cannot build shard %d: %w", i, err)

@@ -316,6 +316,35 @@ func (b *Builder) internOne(t rdf.Term, role byte) uint32 {
 // final dictionary. It returns the dictionary and, per stripe, the final ID
 // of each local index.
 func (b *Builder) buildDict() (*Dict, [stripeCount][]ID, error) {
+	r, err := b.renumber()
+	if err != nil {
+		return nil, r.remap, err
+	}
+	return b.layoutDict(r), r.remap, nil
+}
+
+// renumbering is the outcome of renumber: the final order of the terms and
+// the final ID of every provisional one.
+type renumbering struct {
+	order  []uint32 // final index -> tn
+	remap  [stripeCount][]ID
+	npc, n uint64
+}
+
+// dense returns the dense index mapping of the final IDs.
+func (r *renumbering) dense() denseIndex { return denseIndex{npc: r.npc, n: r.n} }
+
+// maxID returns the largest final ID.
+func (r *renumbering) maxID() ID {
+	if r.n == r.npc {
+		return ID(r.npc)
+	}
+	return FirstVertexID + ID(r.n-r.npc) - 1
+}
+
+// renumber assigns final IDs: rdf:type first, then the other predicates
+// and classes, then the other terms, each in stripe order.
+func (b *Builder) renumber() (renumbering, error) {
 	var remap [stripeCount][]ID
 	var npc, n uint64
 	for s := range b.stripes {
@@ -328,13 +357,13 @@ func (b *Builder) buildDict() (*Dict, [stripeCount][]ID, error) {
 		}
 	}
 	if npc > uint64(MaxPredicate) {
-		return nil, remap, fmt.Errorf("%d predicates and classes: more than the key's %d", npc, MaxPredicate)
+		return renumbering{}, fmt.Errorf("%d predicates and classes: more than the key's %d", npc, MaxPredicate)
 	}
 	if n-npc > uint64(MaxID-FirstVertexID+1) {
-		return nil, remap, fmt.Errorf("%d terms: more than the key's vertex field holds", n)
+		return renumbering{}, fmt.Errorf("%d terms: more than the key's vertex field holds", n)
 	}
 	if n >= 1<<32-1 {
-		return nil, remap, fmt.Errorf("%d terms: the dictionary holds at most 2^32-2", n)
+		return renumbering{}, fmt.Errorf("%d terms: the dictionary holds at most 2^32-2", n)
 	}
 	// rdf:type first, then the other predicates/classes, then vertices,
 	// each in stripe order.
@@ -366,6 +395,13 @@ func (b *Builder) buildDict() (*Dict, [stripeCount][]ID, error) {
 		}
 		remap[s] = rm
 	}
+	return renumbering{order: order, remap: remap, npc: npc, n: n}, nil
+}
+
+// layoutDict lays out the final dictionary from the stripes in the order
+// of r. It only reads the stripes (it may run alongside partition).
+func (b *Builder) layoutDict(r renumbering) *Dict {
+	order, npc, n := r.order, r.npc, r.n
 	// One prefix table for all stripes.
 	var prefixes []string
 	global := map[string]uint32{}
@@ -439,5 +475,5 @@ func (b *Builder) buildDict() (*Dict, [stripeCount][]ID, error) {
 	b.annots.mu.RLock()
 	d.annots, d.annIdx = newDictAnnots(append([]annot(nil), b.annots.annots...))
 	b.annots.mu.RUnlock()
-	return d, remap, nil
+	return d
 }
