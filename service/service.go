@@ -36,6 +36,10 @@ type Options struct {
 	Prefixes map[string]string
 	// ParseCache is the capacity of the parse cache (default 1024).
 	ParseCache int
+	// NewEngine, if set, builds the engine over a store instead of
+	// exec.NewGraphEngine (a node of a cluster runs an engine over its
+	// own shards; package cluster).
+	NewEngine func(st *graphstore.Store, cfg exec.Config) (*exec.Engine, error)
 }
 
 // DefaultPrefixes are the prefixes used when Options.Prefixes is nil.
@@ -187,7 +191,11 @@ func BuildStore(shards int, each func(emit func(rdf.Triple) error) error) (*grap
 }
 
 func (s *Service) newGeneration(st *graphstore.Store) (*generation, error) {
-	eng, err := exec.NewGraphEngine(st, exec.Config{Workers: s.opts.Workers})
+	newEngine := exec.NewGraphEngine
+	if s.opts.NewEngine != nil {
+		newEngine = s.opts.NewEngine
+	}
+	eng, err := newEngine(st, exec.Config{Workers: s.opts.Workers})
 	if err != nil {
 		return nil, err
 	}
