@@ -23,16 +23,26 @@ const (
 )
 
 type stripe struct {
-	mu     sync.Mutex
+	mu sync.Mutex
+	// arena holds, per entry, its local index (4 bytes LE) and then the
+	// entry; offs[i] is the start of entry i (after its index).
 	arena  []byte
-	offs   []uint64 // start of entry i
+	offs   []uint64
 	hashes []uint64 // hash of entry i
 	roles  []byte   // role bits of entry i
-	table  []uint64 // hash tag << 32 | (local index + 1); power-of-two size
+	// table: hash tag (24 bits) << 40 | (arena offset of the entry's
+	// index + 1); power-of-two size. A probe touches the table and the
+	// arena only.
+	table []uint64
 	// IRI prefixes of this stripe (entry code = index + 1).
 	prefixes  []string
 	prefixIdx map[string]uint32
 }
+
+const (
+	tagShift = 40
+	offMask  = 1<<tagShift - 1
+)
 
 // intern returns the local index of the term, adding it if new.
 func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byte) (uint32, error) {
@@ -40,6 +50,7 @@ func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byt
 		s.grow()
 	}
 	mask := uint64(len(s.table) - 1)
+	tag := h >> tagShift
 	for i := h & mask; ; i = (i + 1) & mask {
 		e := s.table[i]
 		if e == 0 {
@@ -47,7 +58,12 @@ func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byt
 			if idx > maxLocal {
 				return 0, fmt.Errorf("dictionary full: more than %d terms in a stripe", maxLocal)
 			}
-			s.offs = append(s.offs, uint64(len(s.arena)))
+			at := uint64(len(s.arena))
+			if at >= offMask {
+				return 0, fmt.Errorf("dictionary full: more than %d bytes of terms in a stripe", uint64(offMask))
+			}
+			s.arena = binary.LittleEndian.AppendUint32(s.arena, uint32(idx))
+			s.offs = append(s.offs, at+4)
 			if kind == byte(rdf.KindIRI) {
 				sp := iriSplit(value)
 				s.arena = appendEntry(s.arena, kind, s.prefixID(value[:sp]), value[sp:])
@@ -56,15 +72,45 @@ func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byt
 			}
 			s.hashes = append(s.hashes, h)
 			s.roles = append(s.roles, role)
-			s.table[i] = h>>32<<32 | uint64(idx+1)
+			s.table[i] = tag<<tagShift | (at + 1)
 			return uint32(idx), nil
 		}
-		idx := uint32(e) - 1
-		if e>>32 == h>>32 && entryMatches(s.arena[s.offs[idx]:], kind, code, value, s.prefixes) {
-			s.roles[idx] |= role
-			return idx, nil
+		if e>>tagShift == tag {
+			at := e&offMask - 1
+			if entryMatches(s.arena[at+4:], kind, code, value, s.prefixes) {
+				idx := binary.LittleEndian.Uint32(s.arena[at:])
+				if role != 0 && s.roles[idx]&role == 0 {
+					s.roles[idx] |= role
+				}
+				return idx, nil
+			}
 		}
 	}
+}
+
+func (s *stripe) grow() {
+	size := 2 * len(s.table)
+	if size < 1024 {
+		size = 1024
+	}
+	t := make([]uint64, size)
+	mask := uint64(size - 1)
+	for idx, h := range s.hashes {
+		i := h & mask
+		for t[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t[i] = h>>tagShift<<tagShift | (s.offs[idx] - 4 + 1)
+	}
+	s.table = t
+}
+
+func (s *stripe) entry(idx uint32) []byte {
+	end := uint64(len(s.arena))
+	if int(idx)+1 < len(s.offs) {
+		end = s.offs[idx+1] - 4
+	}
+	return s.arena[s.offs[idx]:end]
 }
 
 // prefixID returns the code of IRI prefix p (0 for "").
@@ -83,31 +129,6 @@ func (s *stripe) prefixID(p string) uint32 {
 	id := uint32(len(s.prefixes))
 	s.prefixIdx[p] = id
 	return id
-}
-
-func (s *stripe) grow() {
-	size := 2 * len(s.table)
-	if size < 1024 {
-		size = 1024
-	}
-	t := make([]uint64, size)
-	mask := uint64(size - 1)
-	for idx, h := range s.hashes {
-		i := h & mask
-		for t[i] != 0 {
-			i = (i + 1) & mask
-		}
-		t[i] = h>>32<<32 | uint64(idx+1)
-	}
-	s.table = t
-}
-
-func (s *stripe) entry(idx uint32) []byte {
-	end := uint64(len(s.arena))
-	if int(idx)+1 < len(s.offs) {
-		end = s.offs[idx+1]
-	}
-	return s.arena[s.offs[idx]:end]
 }
 
 // annotTable interns datatype IRIs and language tags.
