@@ -1,9 +1,85 @@
-// Package exec runs physical plans by graph exploration over the shards:
-// batches of ID columns that carry the full binding history, steps run in
-// place (one-sided fabric READs) or fork-join (rows and the rest of the plan
-// shipped to the owning node), worker goroutines per node, deadlines and
-// cancellation.
+// Package exec runs physical plans by graph exploration over the shards of
+// a graph store (DESIGN.md §6).
 //
-// In: a *planner.Plan and a store. Out: result rows as ID batches (decoded to
-// terms only at the edge).
+// In: a *sparql.Query (planned here through planner.Build) or a
+// *planner.Plan, and a Store (NewGraphStore adapts a *graphstore.Store; its
+// fabric is the Transport). Out: a *Result: the result variables and the
+// rows as ID columns, decoded to rdf.Terms on demand (Result.Row,
+// Result.Term), the plan, and with Options.Analyze the per-step
+// measurements for EXPLAIN ANALYZE (Explain, ExplainJSON).
+//
+// # API
+//
+//	g, _ := exec.NewGraphEngine(store, exec.Config{})   // or exec.New(Store, Transport, Config)
+//	defer g.Close()
+//	res, err := g.Run(ctx, query, exec.Options{Mode: planner.ModeAuto, ForkThreshold: 0, Analyze: false})
+//	for i := 0; i < res.Len(); i++ { row = res.Row(i, row) }
+//	fmt.Print(exec.Explain(res.Plan, res.Analysis, g.Store()))
+//
+// Engine.Plan and Engine.Execute split Run in two (EXPLAIN without running).
+// A query constant the dictionary does not know matches nothing.
+// Unsupported algebra fails with an error wrapping planner.ErrUnsupported.
+//
+// # Tables of ID columns
+//
+// Everything flows as a *Table: one []ID column per variable (a nil column
+// is unbound in every row), N rows. An exploration carries the full
+// history: every column bound so far travels with the rows from step to
+// step and across nodes, so a step that reaches a bound variable (known→
+// known, known→const) checks the edge against the row and prunes it at
+// once, and forked rows come back complete: the parent concatenates the
+// children's tables, with no final join. Nothing is deduplicated unless the
+// plan says DISTINCT (bag semantics).
+//
+// The operators above explorations (project, distinct, order by, slice)
+// take and return Tables. The next operators (FILTER, OPTIONAL, UNION,
+// MINUS, BIND, VALUES, GROUP BY, sub-queries) are to be built the same way:
+//   - An Explore node may be seeded with an input table (planner.Explore.Seed):
+//     the steps then run on the seed's rows instead of one empty row — a bind
+//     join, which is how OPTIONAL/EXISTS/MINUS explore from the left side.
+//     Columns are matched by variable name.
+//   - Values computed by expressions that are not in the dictionary get
+//     query-local IDs from LocalIDBase (2^62) up, held by the query's
+//     TermTable (Result.Term decodes both kinds), so every column stays
+//     []ID. Store IDs are below 2^40, so the ranges never meet.
+//   - Typed values (numbers, dates) for FILTER and ORDER BY come from
+//     exec/expr; CompareTerms here is the ORDER BY order of terms.
+//
+// # Exploration
+//
+// A plan's Explore lists steps (planner.Step): an index step binds a
+// variable from an index vertex (the type index, a predicate's subjects or
+// objects, every subject), an expand step follows (vertex, predicate, dir)
+// from a bound value or a constant to a new variable (also variable
+// predicates, through the (v, AllPredicates, dir) lists), and a check step
+// keeps the rows whose edge exists. Each step states its mode:
+//   - local: the rows' source vertices are owned by the node running it;
+//   - in-place: the node reads the remote adjacency lists itself, one
+//     batched READ round trip per owner shard per round (the keys of a step
+//     are deduplicated first);
+//   - fork-join: the rows are split by the owner of the source vertex and
+//     each part is serialized with the rest of the plan into a fabric
+//     message (codec.go lays out the bytes); the owner's workers run it and
+//     send the rows back, which the parent concatenates. An index step forks
+//     to every node, each scanning its own part of the index.
+//
+// A query whose first step starts from a constant runs on the constant's
+// owner; other queries on the nodes in turn.
+//
+// # Nodes, workers, cancellation
+//
+// The Engine runs one node per shard: a dispatcher goroutine takes the
+// node's messages (sub-queries, replies, cancels) off the Transport, and
+// Config.Workers worker goroutines run sub-queries before new queries. A
+// worker waiting for its children runs its node's queued sub-queries in the
+// meantime, so waiting workers cannot deadlock the cluster. Every
+// sub-query carries the query's deadline; when a query is cancelled or
+// fails, the parent sends a cancel message to each child, which cancels
+// the sub-query's context (and so, in turn, its own children). Close stops
+// every goroutine the engine started.
+//
+// Memory: the lists a Store returns may alias store memory and are never
+// modified; Tables returned to callers are theirs.
+//
+// exec/refeval is the reference evaluator for differential tests.
 package exec

@@ -65,6 +65,10 @@ func plannerStats(s *graphstore.Store) *planner.Stats {
 	for _, c := range gs.Classes {
 		st.Classes[c.Class] = c.Instances
 	}
+	st.ClassPreds = make(map[planner.ClassPred]planner.ClassPredStats, len(gs.ClassPredicates))
+	for _, x := range gs.ClassPredicates {
+		st.ClassPreds[planner.ClassPred{Class: x.Class, Pred: x.Pred, Dir: x.Dir}] = planner.ClassPredStats{Vertices: x.Vertices, Edges: x.Edges}
+	}
 	return st
 }
 

@@ -21,6 +21,32 @@ type Stats struct {
 	Vertices uint64 // distinct subjects and objects that are not classes
 	Preds    map[ID]PredStats
 	Classes  map[ID]uint64 // instances per class
+	// ClassPreds is the fan-out of a class's instances along a predicate
+	// in a direction (optional: without it the estimates assume
+	// independence of type and predicate).
+	ClassPreds map[ClassPred]ClassPredStats
+}
+
+// ClassPred names the edges of a class's instances along a predicate in a
+// direction.
+type ClassPred struct {
+	Class, Pred ID
+	Dir         Dir
+}
+
+// ClassPredStats counts them: Vertices instances have at least one such
+// edge, with Edges edges in all.
+type ClassPredStats struct {
+	Vertices, Edges uint64
+}
+
+// classPred returns the statistics of (c, p, d), if collected.
+func (s *Stats) classPred(c, p ID, d Dir) (ClassPredStats, bool) {
+	if s.ClassPreds == nil {
+		return ClassPredStats{}, false
+	}
+	x, ok := s.ClassPreds[ClassPred{c, p, d}]
+	return x, ok
 }
 
 func (s *Stats) pred(p ID) PredStats {

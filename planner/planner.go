@@ -246,6 +246,22 @@ type searchState struct {
 	rows   float64
 	cost   float64
 	domain []float64 // estimated distinct values per bound column
+	origin []origin  // what is known of each bound column's values
+}
+
+// origin is what the estimates know of a column's values: instances of a
+// class, or vertices having an edge (pred, dir).
+type origin struct {
+	class ID
+	pred  ID
+	dir   Dir
+	ok    bool
+}
+
+func (st searchState) clone() searchState {
+	st.domain = append([]float64(nil), st.domain...)
+	st.origin = append([]origin(nil), st.origin...)
+	return st
 }
 
 type orderSearch struct {
@@ -272,7 +288,7 @@ func orderPatterns(st *state) error {
 			return fmt.Errorf("%w: a basic graph pattern of %d triple patterns (at most 64)", ErrUnsupported, len(w.res))
 		}
 		s := &orderSearch{stats: st.stats, pats: w.res, nvars: len(n.Vars), bestCost: math.Inf(1), budget: st.opts.SearchBudget}
-		s.dfs(searchState{rows: 1, domain: make([]float64, len(n.Vars))}, nil)
+		s.dfs(searchState{rows: 1, domain: make([]float64, len(n.Vars)), origin: make([]origin, len(n.Vars))}, nil)
 		if s.best == nil {
 			return fmt.Errorf("BUG: no order found for a BGP of %d patterns", len(w.res))
 		}
@@ -428,9 +444,13 @@ func (s *orderSearch) indexStep(cur searchState, i int, id ID, d Dir, col int, c
 		rows = s.stats.starts(id, d)
 		pred = Const(id)
 	}
-	next := cur
-	next.domain = append([]float64(nil), cur.domain...)
+	next := cur.clone()
 	next.domain[col] = math.Max(1, rows)
+	if consume {
+		next.origin[col] = origin{class: id, ok: true}
+	} else if id != 0 {
+		next.origin[col] = origin{pred: id, dir: d, ok: true}
+	}
 	next.rows = cur.rows * rows
 	next.cost = cur.cost + next.rows
 	next.bound |= 1 << uint(col)
@@ -472,14 +492,24 @@ func (s *orderSearch) step(cur searchState, i int, kind StepKind, d Dir) candida
 		Kind: kind, Pattern: i, From: operand(from), Pred: operand(p.p), Dir: d, To: operand(to),
 		Partitioned: -1,
 	}
-	next := cur
-	next.domain = append([]float64(nil), cur.domain...)
+	next := cur.clone()
 	next.done |= 1 << uint(i)
 	deg := s.stats.avgDegree(pred, d)
 	// The fraction of the rows whose From vertex has the edge at all.
 	cover := 1.0
 	if from.isVar {
 		cover = math.Min(1, s.stats.starts(pred, d)/math.Max(1, cur.domain[from.col]))
+		if o := cur.origin[from.col]; o.ok && o.class != 0 && pred != 0 {
+			// Instances of a class: the class's own fan-out.
+			if cp, ok := s.stats.classPred(o.class, pred, d); ok && s.stats.Classes[o.class] > 0 {
+				cover = math.Min(1, float64(cp.Vertices)/float64(s.stats.Classes[o.class]))
+				if cp.Vertices > 0 {
+					deg = float64(cp.Edges) / float64(cp.Vertices)
+				}
+			} else if s.stats.ClassPreds != nil {
+				cover = 0 // no instance of the class has the edge
+			}
+		}
 	}
 	if p.p.isVar && !s.isBound(cur, p.p) {
 		st.PredNew = true
@@ -496,12 +526,25 @@ func (s *orderSearch) step(cur searchState, i int, kind StepKind, d Dir) candida
 		next.rows = in * cover * deg
 		next.bound |= 1 << uint(to.col)
 		next.domain[to.col] = math.Max(1, math.Min(next.rows, s.stats.ends(pred, d)))
+		if pred != 0 && !(s.isType(p) && d == Out) {
+			next.origin[to.col] = origin{pred: pred, dir: 1 - d, ok: true}
+		}
 	case StepCheck:
 		sel := 0.0
 		switch {
 		case s.isType(p) && d == Out && !to.isVar:
 			sel = math.Min(1, float64(s.stats.Classes[to.id])/math.Max(1, cur.domain[from.col]))
 			cover = 1
+			switch o := cur.origin[from.col]; {
+			case o.ok && o.class != 0 && o.class == to.id:
+				sel = 1
+			case o.ok && o.pred != 0 && s.stats.ClassPreds != nil:
+				// The share of the vertices having the edge that are
+				// instances of the class.
+				cp, _ := s.stats.classPred(to.id, o.pred, o.dir)
+				sel = math.Min(1, float64(cp.Vertices)/s.stats.starts(o.pred, o.dir))
+			}
+			next.origin[from.col] = origin{class: to.id, ok: true}
 		case to.isVar:
 			sel = math.Min(1, deg/math.Max(1, math.Max(s.stats.ends(pred, d), cur.domain[to.col])))
 		default:
