@@ -25,7 +25,7 @@ type DatasetBuilder struct {
 	def     *graphChunks
 	namedMu sync.Mutex // guards named (Add* run concurrently)
 	named   map[rdf.Term]*graphChunks
-	after DatasetCounters // set by Build
+	after   DatasetCounters // set by Build
 }
 
 // graphChunks are the provisional triples (s, p, o tns) of one graph.

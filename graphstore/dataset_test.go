@@ -432,11 +432,11 @@ func TestApplySharesUntouchedStores(t *testing.T) {
 	ex := func(s string) rdf.Term { return rdf.NewIRI("http://ex.org/" + s) }
 	newA := []rdf.Triple{
 		a[0], a[5],
-		tri(ex("v1"), ex("brandNewP"), rdf.NewLangLiteral("neu", "de")),    // new predicate, new language tag
-		tri(ex("fresh"), rdf.NewIRI(rdf.RDFType), ex("C1")),                // new subject, old class
-		tri(ex("fresh"), rdf.NewIRI(rdf.RDFType), ex("NewClass")),          // new class
+		tri(ex("v1"), ex("brandNewP"), rdf.NewLangLiteral("neu", "de")),     // new predicate, new language tag
+		tri(ex("fresh"), rdf.NewIRI(rdf.RDFType), ex("C1")),                 // new subject, old class
+		tri(ex("fresh"), rdf.NewIRI(rdf.RDFType), ex("NewClass")),           // new class
 		tri(ex("fresh"), ex("p1"), rdf.NewLiteral("3", "http://ex.org/dt")), // new datatype
-		tri(rdf.NewIRI("http://other.example/x"), ex("p0"), ex("p1")),      // new prefix; a predicate as object
+		tri(rdf.NewIRI("http://other.example/x"), ex("p0"), ex("p1")),       // new prefix; a predicate as object
 	}
 	ds2, err := ds.ReplaceGraph(ctx, gA, newA)
 	if err != nil {
