@@ -21,7 +21,10 @@
 // slot chains to an overflow bucket, value area) is documented bit by bit
 // in table.go. A list of one value is stored inline in its slot, so a
 // remote lookup of a single-valued key is one READ. Values are 4 or 8 bytes
-// wide per table.
+// wide per table. The table is built offline from all its keys, so
+// overflow buckets are packed (shared by several main buckets): at the
+// default load of 1 key per main slot, 87% of all slots hold a key and
+// about 15% of keys sit in an overflow bucket (a second bucket READ).
 //
 // Table is the local view (lookups read the bytes directly, no error
 // path); RemoteTable is a peer's table through a Fabric: OpenRemoteTable
