@@ -35,8 +35,9 @@ type stripe struct {
 	// arena only.
 	table []uint64
 	// IRI prefixes of this stripe (entry code = index + 1).
-	prefixes  []string
-	prefixIdx map[string]uint32
+	prefixes   []string
+	prefixIdx  map[string]uint32
+	lastPrefix uint32 // code of the prefix used last
 }
 
 const (
@@ -118,7 +119,12 @@ func (s *stripe) prefixID(p string) uint32 {
 	if p == "" {
 		return 0
 	}
+	// New terms often come in runs of one namespace.
+	if s.lastPrefix != 0 && s.prefixes[s.lastPrefix-1] == p {
+		return s.lastPrefix
+	}
 	if id, ok := s.prefixIdx[p]; ok {
+		s.lastPrefix = id
 		return id
 	}
 	if s.prefixIdx == nil {
@@ -128,6 +134,7 @@ func (s *stripe) prefixID(p string) uint32 {
 	s.prefixes = append(s.prefixes, p)
 	id := uint32(len(s.prefixes))
 	s.prefixIdx[p] = id
+	s.lastPrefix = id
 	return id
 }
 
