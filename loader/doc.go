@@ -14,13 +14,18 @@
 // anything: only general entities with literal values from an internal DTD
 // subset are expanded.
 //
-// Pipeline: ExpandInputs(files, directories, globs) → BuildStore (parallel
+// Pipeline: ExpandInputs(files, directories, globs) → BuildDataset (parallel
 // across files and across line-aligned chunks of N-Triples/N-Quads files →
-// graphstore.Builder → *graphstore.Store, in memory) → Load (BuildStore +
-// graphstore.WriteSnapshot, atomic: a failed load publishes nothing).
-// Statements in named graphs are counted in Summary.NamedGraphQuads and not
-// loaded (the store has no named graphs yet).
+// graphstore.DatasetBuilder → *graphstore.Dataset in memory: statements in
+// named graphs go into their graph, one store per graph over one
+// dictionary) → Load (BuildDataset + graphstore.WriteDataset, atomic: a
+// failed load publishes nothing; without named graphs the snapshot is a
+// plain single-graph one). Summary.Graphs counts each graph's statements
+// read and distinct triples stored. BuildStore builds only the default
+// graph into one *graphstore.Store (graphstore.Builder); it counts
+// statements in named graphs in Summary.NamedGraphQuads but skips them.
 //
 // In: files, directories, globs or readers. Out: rdf.Quad streams, an
-// in-memory *graphstore.Store, or a snapshot directory, with a Summary.
+// in-memory *graphstore.Dataset or *graphstore.Store, or a snapshot
+// directory, with a Summary.
 package loader

@@ -17,10 +17,11 @@ type Config struct {
 	BuildOptions
 }
 
-// Load parses the inputs, builds the store and publishes it as a snapshot
-// in cfg.Out (graphstore.WriteSnapshot: temporary directory, fsync,
-// rename). On any error nothing is published and a snapshot already in
-// cfg.Out stays as it was.
+// Load parses the inputs, builds the dataset (BuildDataset: statements in
+// named graphs go into their graphs) and publishes it as a snapshot in
+// cfg.Out (graphstore.WriteDataset: temporary directory, fsync, rename; a
+// single-graph snapshot when there are no named graphs). On any error
+// nothing is published and a snapshot already in cfg.Out stays as it was.
 func Load(ctx context.Context, cfg Config) (Summary, error) {
 	start := time.Now()
 	if cfg.Out == "" {
@@ -30,18 +31,18 @@ func Load(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	store, sum, err := BuildStore(ctx, inputs, cfg.BuildOptions)
+	ds, sum, err := BuildDataset(ctx, inputs, cfg.BuildOptions)
 	if err != nil {
 		return sum, err
 	}
-	defer store.Close()
+	defer ds.Close()
 	if err := ctx.Err(); err != nil {
 		return sum, err
 	}
-	if err := graphstore.WriteSnapshot(cfg.Out, store); err != nil {
+	if err := graphstore.WriteDataset(cfg.Out, ds); err != nil {
 		return sum, fmt.Errorf("cannot publish the snapshot: %w", err)
 	}
-	if m, err := graphstore.ReadManifest(cfg.Out); err == nil {
+	if m, err := graphstore.ReadDatasetManifest(cfg.Out); err == nil {
 		for _, f := range m.Files {
 			sum.SnapshotBytes += f.Size
 		}

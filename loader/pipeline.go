@@ -135,15 +135,20 @@ type Summary struct {
 	Distinct   uint64 // distinct triples stored
 	Terms      uint64 // distinct terms
 	Shards     int
-	// NamedGraphQuads counts statements in named graphs: the store has no
-	// named graphs yet, so they were read but not loaded.
+	// NamedGraphQuads counts statements in named graphs. BuildDataset and
+	// Load load them into their graphs; BuildStore, which builds one
+	// graph, reads them but does not load them.
 	NamedGraphQuads uint64
-	Skipped         uint64   // bad statements skipped (SkipInvalid)
-	FirstErrors     []string // the first few of them
-	SnapshotBytes   int64    // size of the published snapshot (Load only)
-	Seconds         float64  // in total
-	ParseSeconds    float64  // parsing and interning (Builder.AddTriples)
-	BuildSeconds    float64  // Builder.Build: renumbering, partitioning, shards, statistics
+	// Graphs lists, for BuildDataset and Load, the default graph and then
+	// each named graph (in graphstore.Dataset.Graphs order) with its
+	// statements read and distinct triples stored.
+	Graphs        []GraphSummary
+	Skipped       uint64   // bad statements skipped (SkipInvalid)
+	FirstErrors   []string // the first few of them
+	SnapshotBytes int64    // size of the published snapshot (Load only)
+	Seconds       float64  // in total
+	ParseSeconds  float64  // parsing and interning (Builder.AddTriples)
+	BuildSeconds  float64  // Builder.Build: renumbering, partitioning, shards, statistics
 }
 
 // BytesPerTriple is the snapshot size per distinct triple.
@@ -170,7 +175,8 @@ type job struct {
 }
 
 type loadState struct {
-	b     *graphstore.Builder
+	b     *graphstore.Builder        // BuildStore: the default graph only
+	db    *graphstore.DatasetBuilder // BuildDataset: every graph
 	opts  BuildOptions
 	read  atomic.Uint64
 	named atomic.Uint64
@@ -212,6 +218,39 @@ func BuildStore(ctx context.Context, inputs []Input, opts BuildOptions) (*graphs
 		return nil, Summary{}, err
 	}
 	st := &loadState{b: b, opts: opts, free: make(chan []byte, 2*opts.Workers+2)}
+	if err := st.parse(ctx, inputs); err != nil {
+		return nil, Summary{}, err
+	}
+	parsed := time.Now()
+	store, err := b.Build()
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	c := b.Counters()
+	sum := st.summary(len(inputs), start, parsed)
+	sum.Duplicates, sum.Distinct, sum.Terms = c.Duplicates, c.Distinct, uint64(store.Dict().Len())
+	return store, sum, nil
+}
+
+// summary returns the counts of the parse; the caller fills in the
+// builder's counts.
+func (st *loadState) summary(files int, start, parsed time.Time) Summary {
+	return Summary{
+		Files:           files,
+		Triples:         st.read.Load(),
+		Shards:          st.opts.Shards,
+		NamedGraphQuads: st.named.Load(),
+		Skipped:         st.skip.Load(),
+		FirstErrors:     st.firstErr,
+		Seconds:         time.Since(start).Seconds(),
+		ParseSeconds:    parsed.Sub(start).Seconds(),
+		BuildSeconds:    time.Since(parsed).Seconds(),
+	}
+}
+
+// parse parses the inputs on st.opts.Workers goroutines into the builder.
+func (st *loadState) parse(ctx context.Context, inputs []Input) error {
+	opts := st.opts
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
@@ -263,32 +302,12 @@ func BuildStore(ctx context.Context, inputs []Input, opts BuildOptions) (*graphs
 		cancel(feedErr)
 	}
 	if err := context.Cause(ctx); err != nil {
-		return nil, Summary{}, err
+		return err
 	}
 	if opts.Progress != nil {
 		opts.Progress(Progress{Triples: st.read.Load(), Bytes: total, TotalBytes: total})
 	}
-	parsed := time.Now()
-	store, err := b.Build()
-	if err != nil {
-		return nil, Summary{}, err
-	}
-	c := b.Counters()
-	sum := Summary{
-		Files:           len(inputs),
-		Triples:         st.read.Load(),
-		Duplicates:      c.Duplicates,
-		Distinct:        c.Distinct,
-		Terms:           uint64(store.Dict().Len()),
-		Shards:          opts.Shards,
-		NamedGraphQuads: st.named.Load(),
-		Skipped:         st.skip.Load(),
-		FirstErrors:     st.firstErr,
-		Seconds:         time.Since(start).Seconds(),
-		ParseSeconds:    parsed.Sub(start).Seconds(),
-		BuildSeconds:    time.Since(parsed).Seconds(),
-	}
-	return store, sum, nil
+	return nil
 }
 
 // feed sends the parsing jobs. N-Triples and N-Quads files are cut into
@@ -369,7 +388,8 @@ func (st *loadState) chunks(ctx context.Context, in *Input, r io.Reader, prefix 
 // worker parses jobs and feeds the builder in batches.
 type worker struct {
 	st    *loadState
-	batch []rdf.Triple
+	batch []rdf.Triple // for st.b
+	quads []rdf.Quad   // for st.db
 	cache map[string]string
 	nt    ntParser
 }
@@ -416,6 +436,15 @@ func (w *worker) add(q rdf.Quad) error {
 	w.st.read.Add(1)
 	if !q.G.IsZero() {
 		w.st.named.Add(1)
+	}
+	if w.st.db != nil {
+		w.quads = append(w.quads, q)
+		if len(w.quads) == batchSize {
+			return w.flush()
+		}
+		return nil
+	}
+	if !q.G.IsZero() {
 		return nil
 	}
 	w.batch = append(w.batch, rdf.Triple{S: q.S, P: q.P, O: q.O})
@@ -426,6 +455,15 @@ func (w *worker) add(q rdf.Quad) error {
 }
 
 func (w *worker) flush() error {
+	if w.st.db != nil {
+		if len(w.quads) == 0 {
+			return nil
+		}
+		err := w.st.db.AddQuads(w.quads)
+		clear(w.quads)
+		w.quads = w.quads[:0]
+		return err
+	}
 	if len(w.batch) == 0 {
 		return nil
 	}
@@ -441,6 +479,17 @@ func (w *worker) run(j job) error {
 	if j.chunk != nil {
 		w.nt.quads = j.in.Format == NQuads
 		err = w.nt.parseChunk(j.chunk, j.firstLine, opts, func(q *rawQuad) error {
+			if w.st.db != nil {
+				if q.g.kind != rdf.KindNone {
+					w.st.named.Add(1)
+				}
+				w.st.read.Add(1)
+				w.quads = append(w.quads, rdf.Quad{S: w.term(&q.s, j.prefix), P: w.term(&q.p, j.prefix), O: w.term(&q.o, j.prefix), G: w.term(&q.g, j.prefix)})
+				if len(w.quads) == batchSize {
+					return w.flush()
+				}
+				return nil
+			}
 			if q.g.kind != rdf.KindNone {
 				w.st.read.Add(1)
 				w.st.named.Add(1)

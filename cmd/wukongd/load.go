@@ -22,7 +22,8 @@ func runLoad(args []string) error {
 	fs := newFlagSet("load", "[--shards N] [--skip-invalid] --out DIR INPUT...", `
 Parses RDF files (N-Triples .nt, N-Quads .nq, Turtle .ttl, TriG .trig,
 RDF/XML .rdf/.owl/.xml, each optionally .gz) in parallel, builds the shards
-and statistics, and publishes a snapshot into DIR atomically: on any error
+and statistics, and publishes a snapshot into DIR atomically (statements in
+named graphs go into their graphs: a dataset snapshot): on any error
 nothing is published and a snapshot already in DIR stays usable. An INPUT is
 a file, a directory (searched recursively) or a glob pattern.`)
 	shards := fs.Int("shards", 4, "number of shards")
@@ -89,8 +90,20 @@ a file, a directory (searched recursively) or a glob pattern.`)
 	fmt.Fprintf(w, "  bytes per triple   %.1f (snapshot %d bytes)\n", sum.BytesPerTriple(), sum.SnapshotBytes)
 	fmt.Fprintf(w, "  triples/s          %.0f (parse+intern %.1fs, build %.1fs, write %.1fs)\n",
 		float64(sum.Triples)/max(sum.Seconds, 1e-9), sum.ParseSeconds, sum.BuildSeconds, sum.Seconds-sum.ParseSeconds-sum.BuildSeconds)
-	if sum.NamedGraphQuads > 0 {
-		fmt.Fprintf(w, "  NOT LOADED: %d statements in named graphs (the store has no named graphs yet)\n", sum.NamedGraphQuads)
+	if len(sum.Graphs) > 1 {
+		fmt.Fprintf(w, "  named graphs       %d (%d statements)\n", len(sum.Graphs)-1, sum.NamedGraphQuads)
+		const maxListed = 20
+		for i, g := range sum.Graphs {
+			if i == maxListed+1 {
+				fmt.Fprintf(w, "    … %d more graphs\n", len(sum.Graphs)-i)
+				break
+			}
+			name := "default graph"
+			if !g.Name.IsZero() {
+				name = g.Name.String()
+			}
+			fmt.Fprintf(w, "    %-40s %d read, %d distinct\n", name, g.Triples, g.Distinct)
+		}
 	}
 	if sum.Skipped > 0 {
 		fmt.Fprintf(w, "  skipped            %d invalid statements; first errors:\n", sum.Skipped)
@@ -100,7 +113,7 @@ a file, a directory (searched recursively) or a glob pattern.`)
 	}
 	log.Info().Int("files", sum.Files).Uint64("triples", sum.Triples).Uint64("duplicates", sum.Duplicates).
 		Uint64("distinct", sum.Distinct).Uint64("terms", sum.Terms).Int("shards", sum.Shards).
-		Uint64("named_graph_quads_not_loaded", sum.NamedGraphQuads).Uint64("skipped", sum.Skipped).
+		Int("named_graphs", max(len(sum.Graphs)-1, 0)).Uint64("named_graph_quads", sum.NamedGraphQuads).Uint64("skipped", sum.Skipped).
 		Float64("seconds", sum.Seconds).Msg("load done")
 	return nil
 }
