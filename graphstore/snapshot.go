@@ -364,6 +364,8 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("cannot open snapshot %s: %w: manifest: %w", dir, ErrBadSnapshot, err)
 	}
 	switch {
+	case m.FormatVersion == DatasetFormatVersion:
+		return nil, fmt.Errorf("cannot open snapshot %s: %w: it is a dataset with named graphs: open it with OpenDataset", dir, ErrBadSnapshot)
 	case m.FormatVersion > FormatVersion:
 		return nil, fmt.Errorf("cannot open snapshot %s: %w: format version %d is newer than this build's %d", dir, ErrBadSnapshot, m.FormatVersion, FormatVersion)
 	case m.FormatVersion < 1:
