@@ -270,7 +270,7 @@ func TestDatasetSnapshotRoundTrip(t *testing.T) {
 		}
 	}
 	// A single-graph reader refuses a dataset with named graphs.
-	if _, err := OpenSnapshot(dir, OpenOptions{}); !errors.Is(err, ErrBadSnapshot) {
+	if _, err := OpenSnapshot(dir, OpenOptions{}); !errors.Is(err, ErrBadSnapshot) || !strings.Contains(err.Error(), "OpenDataset") {
 		t.Fatalf("OpenSnapshot of a dataset: %v", err)
 	}
 
