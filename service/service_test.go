@@ -641,7 +641,7 @@ func TestQueryForms(t *testing.T) {
 	ctx := context.Background()
 	const ub = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>\n"
 	for q, want := range map[string]bool{
-		ub + `ASK { ?x a ub:FullProfessor ; ub:worksFor <http://www.Department0.University0.edu> }`: true,
+		ub + `ASK { ?x a ub:FullProfessor ; ub:worksFor <http://www.Department0.University0.edu> }`:      true,
 		ub + `ASK { ?x a ub:FullProfessor ; ub:worksFor <http://www.Department0.University0.edu/nope> }`: false,
 		ub + `ASK { ?x a ub:NoSuchClass }`: false,
 	} {
@@ -685,7 +685,7 @@ func TestQueryForms(t *testing.T) {
 	// Unsupported features: 501 naming the feature; syntax errors: 400.
 	for q, feature := range map[string]string{
 		ub + `SELECT * WHERE { ?x a ub:Course OPTIONAL { ?x ub:name ?n } }`:   "OPTIONAL",
-		ub + `SELECT * WHERE { ?x ub:name ?n FILTER(?n = "x") }`:             "FILTER",
+		ub + `SELECT * WHERE { ?x ub:name ?n FILTER(?n = "x") }`:              "FILTER",
 		ub + `SELECT * WHERE { { ?x a ub:Course } UNION { ?x a ub:Person } }`: "UNION",
 		ub + `DESCRIBE <http://www.Department0.University0.edu>`:              "DESCRIBE",
 		ub + `SELECT * FROM <http://example.org/g> WHERE { ?x ub:name ?n }`:   "FROM",
