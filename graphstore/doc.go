@@ -55,7 +55,7 @@
 // terms); Build() → *Store. Build renumbers the terms, partitions edges by
 // owner (parallel), sorts them (counting sort by vertex) and deduplicates
 // each shard, lays out its rdmakv table and collects Stats (parallel over
-// shards). A named graph is one more Builder/Store.
+// shards). Named graphs: see Datasets.
 //
 // # Snapshots
 //
@@ -87,6 +87,53 @@
 // the shard's local index vertices, IsLocal(v). Append* return dst grown;
 // nothing returned aliases the store. Absent keys append nothing; only the
 // fabric returns errors.
+//
+// # Datasets (named graphs)
+//
+// A *Dataset is the default graph plus named graphs, each its own *Store
+// (same shard count, same layout), all over ONE dictionary: a term has the
+// same ID in every graph, so GRAPH ?g { … } rows join default-graph rows by
+// ID, and ?g binds to the graph name's ID (names are interned too).
+//
+//	Default() *Store                         never nil
+//	Graph(name rdf.Term) (*Store, bool)      IRI or blank node; zero Term → false
+//	GraphByID(id ID) (NamedGraph, bool)      for a bound ?g
+//	Graphs() []NamedGraph                    {Name, ID, Store}; IRIs, then blank
+//	                                         nodes, each by value (stable order)
+//	NumGraphs, NumShards, Triples (distinct quads), Terms, Dict, Close
+//
+// Dataset.Dict() is the authority for lookups and decoding: a store shared
+// from an older dataset (below) keeps the older dictionary it was built
+// on, which gives its terms the same IDs but lacks newer terms.
+//
+// Building: NewDatasetBuilder(shards); AddQuads(batch) (G zero = default
+// graph), AddTriples(graph, batch), AddGraph(graph) (an empty graph), from
+// any goroutines; Build() interns once (one Builder's stripes), renumbers
+// once and builds one store per graph. Counters() gives totals and per
+// graph read/duplicates/distinct. NewDataset(st) wraps one store.
+//
+// Changes (Graph Store Protocol, SPARQL Update): Apply(ctx, ...GraphChange)
+// returns a new dataset; GraphChange{Graph, Drop, Clear, Delete, Insert}
+// is applied in that order; ReplaceGraph (PUT), MergeGraph (POST) and
+// DeleteGraph (DELETE) are shorthands. Untouched graphs keep the very same
+// *Store pointers; stores are reference-counted across datasets, so close
+// every dataset when done, in any order. New terms extend the dictionary
+// (old IDs kept: new predicates/classes take the next low IDs, others the
+// next vertex IDs). Only when an existing plain vertex is inserted as a
+// predicate or class is everything rebuilt and renumbered. Every shard
+// must be local. Store.EachTriple(ctx, fn) scans a store's triples.
+//
+// Snapshots: WriteDataset(dir, ds) / OpenDataset(dir, opts) /
+// ReadDatasetManifest(dir). The default graph is the top level of the
+// directory (the single-graph layout, one dict.bin for all graphs), named
+// graph i in graph-0000i/ (stats.json, shard files); manifest.json lists
+// the graphs (name, ID, directory, triples) and every file's size and
+// CRC-32C, and records the total distinct triples, terms and shards.
+// Without named graphs the snapshot is format 1, identical to
+// WriteSnapshot's; with them DatasetFormatVersion (2), which OpenSnapshot
+// refuses, naming OpenDataset. OpenDataset opens single-graph snapshots as
+// datasets without named graphs. Named graphs cannot yet be opened over a
+// given Fabric (region IDs are shard numbers, so graphs would collide).
 //
 // # Statistics
 //
