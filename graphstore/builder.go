@@ -202,7 +202,7 @@ func (b *Builder) Build() (*Store, error) {
 	// The dictionary is laid out alongside the partitioning and the
 	// shards, which need only the new IDs.
 	dictc := make(chan *Dict, 1)
-	go func() { dictc <- b.layoutDict(ren) }()
+	go func(r renumbering) { dictc <- b.layoutDict(r) }(ren)
 	outs, ins := b.partition(chunks, &ren.remap)
 	chunks = nil
 	ren.remap = [stripeCount][]ID{}
