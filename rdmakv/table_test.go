@@ -256,3 +256,40 @@ func TestCorruptHeaderRefused(t *testing.T) {
 		t.Fatalf("empty: %v", err)
 	}
 }
+
+func TestNetModelChargesDeterministically(t *testing.T) {
+	m := &NetModel{RoundTrip: 10 * time.Microsecond, MessageLatency: 5 * time.Microsecond, Bandwidth: 1e6}
+	f := NewLoopback(3, LoopbackOptions{Model: m})
+	for n := NodeID(0); n < 3; n++ {
+		if err := f.Register(n, 0, NewRegion(make([]byte, 1000))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	step := func(name string, want time.Duration, fn func() error) {
+		t.Helper()
+		before := f.Counters().ModelNanos
+		if err := fn(); err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Duration(f.Counters().ModelNanos - before); got != want {
+			t.Errorf("%s: charged %v, want %v", name, got, want)
+		}
+	}
+	step("read 100 B", 110*time.Microsecond, func() error {
+		return f.Read(ctx, 0, ReadRequest{Node: 1, Dst: make([]byte, 100)})
+	})
+	step("local read", 0, func() error {
+		return f.Read(ctx, 0, ReadRequest{Node: 0, Dst: make([]byte, 100)})
+	})
+	// Two peers: the round trips overlap, the slower one counts.
+	step("batch to two peers", 210*time.Microsecond, func() error {
+		return f.ReadBatch(ctx, 0, []ReadRequest{
+			{Node: 1, Dst: make([]byte, 60)}, {Node: 2, Dst: make([]byte, 200)}, {Node: 1, Dst: make([]byte, 40)},
+		})
+	})
+	step("send 50 B", 55*time.Microsecond, func() error { return f.Send(ctx, 0, 2, make([]byte, 50)) })
+	if c := f.Counters(); c.RoundTrips != 3 || c.LocalReads != 1 || c.Reads != 5 {
+		t.Fatalf("counters %+v", c)
+	}
+}
