@@ -60,6 +60,40 @@ type Engine struct {
 	wg     sync.WaitGroup
 	rr     atomic.Uint64
 	closed atomic.Bool
+	graphs engineGraphs // named graphs (dataset.go)
+	parsed *sparql.Cache
+	plans  planCache
+}
+
+// planCache keeps the plans of recently run queries, keyed by the parsed
+// query (the parse cache hands out one *sparql.Query per text) and the
+// options that change the plan. Plans are immutable once built.
+type planCache struct {
+	mu sync.Mutex
+	m  map[planKey]*planner.Plan
+}
+
+type planKey struct {
+	q         *sparql.Query
+	mode      planner.Mode
+	threshold float64
+}
+
+const planCacheSize = 1024
+
+func (c *planCache) get(k planKey) *planner.Plan {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
+func (c *planCache) put(k planKey, p *planner.Plan) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= planCacheSize {
+		c.m = map[planKey]*planner.Plan{} // simple bound: start over
+	}
+	c.m[k] = p
 }
 
 // node is one node of the cluster as the engine runs it.
@@ -94,7 +128,7 @@ func New(store Store, tr Transport, cfg Config) *Engine {
 	if cfg.Cost == (planner.Cost{}) {
 		cfg.Cost = planner.DefaultCost()
 	}
-	e := &Engine{store: store, tr: tr, stats: store.PlannerStats(), cfg: cfg}
+	e := &Engine{store: store, tr: tr, stats: store.PlannerStats(), cfg: cfg, parsed: sparql.NewCache(planCacheSize)}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.local = cfg.LocalShards
 	if e.local == nil {
@@ -126,6 +160,7 @@ func (e *Engine) Close() error {
 	}
 	e.cancel()
 	e.wg.Wait()
+	e.closeGraphs()
 	return nil
 }
 
@@ -523,6 +558,9 @@ func (e *Engine) Run(ctx context.Context, q *sparql.Query, opts Options) (*Resul
 	if e.closed.Load() {
 		return nil, ErrClosed
 	}
+	if res, ok, err := e.runDataset(ctx, q, opts); ok {
+		return res, err // FROM / FROM NAMED: run on the query's dataset
+	}
 	t0 := time.Now()
 	plan, err := e.Plan(q, opts)
 	if err != nil {
@@ -536,9 +574,29 @@ func (e *Engine) Run(ctx context.Context, q *sparql.Query, opts Options) (*Resul
 	return res, err
 }
 
-// Plan plans q for this engine's store and cluster.
+// Query parses text (through a parse cache) and runs it; the plan is
+// cached too, so a repeated query costs only its execution.
+func (e *Engine) Query(ctx context.Context, text string, opts Options) (*Result, error) {
+	q, err := e.parsed.ParseQuery(text)
+	if err != nil {
+		return nil, err
+	}
+	return e.Run(ctx, q, opts)
+}
+
+// Plan plans q for this engine's store and cluster. Plans are cached by
+// query and options: treat the returned plan as immutable.
 func (e *Engine) Plan(q *sparql.Query, opts Options) (*planner.Plan, error) {
-	return planner.Build(q, e.store, e.stats, planner.Options{
+	k := planKey{q, opts.Mode, opts.ForkThreshold}
+	if p := e.plans.get(k); p != nil {
+		return p, nil
+	}
+	p, err := planner.Build(q, e.store, e.stats, planner.Options{
 		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Cost: e.cfg.Cost,
 	})
+	if err != nil {
+		return nil, err
+	}
+	e.plans.put(k, p)
+	return p, nil
 }

@@ -209,9 +209,9 @@ type fetch struct {
 	vertex []ID      // by handle: the key's vertex
 }
 
-func newFetch(r *task) *fetch {
+func newFetch(r *task, rows int) *fetch {
 	n := r.eng.store.Shards()
-	return &fetch{r: r, handle: map[Key]int32{}, keys: make([][]Key, n), pos: make([][]int32, n)}
+	return &fetch{r: r, handle: make(map[Key]int32, min(rows, 1<<16)), keys: make([][]Key, n), pos: make([][]int32, n)}
 }
 
 func (f *fetch) want(v, p ID, d planner.Dir) int32 {
@@ -269,7 +269,7 @@ type predList struct {
 // apply runs an expand or check step over the rows of t, reading local
 // adjacency directly and remote adjacency through batched fabric READs.
 func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
-	f := newFetch(r)
+	f := newFetch(r, t.N)
 	from := func(row int) ID {
 		if s.From.Kind == planner.OpConst {
 			return s.From.ID

@@ -76,6 +76,9 @@ func (g *GraphStore) Shards() int                      { return g.s.NumShards() 
 func (g *GraphStore) Owner(v ID) int                   { return g.s.Owner(v) }
 func (g *GraphStore) LookupTerm(t rdf.Term) (ID, bool) { return g.s.Dict().Lookup(t) }
 func (g *GraphStore) Term(id ID) (rdf.Term, bool)      { return g.s.Dict().Term(id) }
+func (g *GraphStore) AppendNTriples(dst []byte, id ID) ([]byte, bool) {
+	return g.s.Dict().AppendNTriples(dst, id)
+}
 func (g *GraphStore) IsClass(id ID) bool               { return g.s.Dict().IsClass(id) }
 func (g *GraphStore) PlannerStats() *planner.Stats     { return g.stats }
 

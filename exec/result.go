@@ -40,6 +40,29 @@ func (r *Result) Term(id ID) rdf.Term {
 	return t
 }
 
+// AppendNTriples appends the N-Triples form of id to dst (nothing for 0,
+// unbound), without building an rdf.Term when the store can write it
+// directly.
+func (r *Result) AppendNTriples(dst []byte, id ID) []byte {
+	if id == 0 {
+		return dst
+	}
+	if id < LocalIDBase {
+		if a, ok := r.store.(ntAppender); ok {
+			if out, ok := a.AppendNTriples(dst, id); ok {
+				return out
+			}
+		}
+	}
+	return rdf.AppendNTriples(dst, r.Term(id))
+}
+
+// ntAppender is implemented by stores that write a term's N-Triples form
+// straight from the dictionary.
+type ntAppender interface {
+	AppendNTriples(dst []byte, id ID) ([]byte, bool)
+}
+
 // Row decodes row i into dst (grown as needed) and returns it.
 func (r *Result) Row(i int, dst []rdf.Term) []rdf.Term {
 	dst = dst[:0]

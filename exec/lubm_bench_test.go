@@ -1,0 +1,177 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/loader"
+	"github.com/wukongd/wukongd/planner"
+	"github.com/wukongd/wukongd/rdf"
+)
+
+// The LUBM-40 benchmark: Wukong's L1–L7 (queries/wukong q1–q7), end to end
+// in process (parse, plan, explore, decode every term to N-Triples text),
+// on 1 and 4 shards, in each mode. The store is built once into a snapshot
+// under $WUKONGD_BENCH_DIR (default: the temp dir) and mapped from there.
+//
+//	go test ./exec -run '^$' -bench LUBM40 -benchtime 200x -timeout 60m
+//
+// Besides ns/op it reports the median latency (median-µs) and the fabric
+// counters of one run (reads/q, read-B/q, msgs/q, msg-B/q).
+
+var benchStores sync.Map // shards → *graphstore.Store
+
+func lubm40Store(b *testing.B, shards int) *graphstore.Store {
+	if s, ok := benchStores.Load(shards); ok {
+		return s.(*graphstore.Store)
+	}
+	src := filepath.Join(lubmDir, "lubm40.nt.gz")
+	if _, err := os.Stat(src); err != nil {
+		b.Skipf("LUBM-40 not available: %v", err)
+	}
+	root := os.Getenv("WUKONGD_BENCH_DIR")
+	if root == "" {
+		root = filepath.Join(os.TempDir(), "wukongd-bench")
+	}
+	dir := filepath.Join(root, fmt.Sprintf("lubm40-%d", shards))
+	if _, err := graphstore.ReadManifest(dir); err != nil {
+		b.Logf("building the LUBM-40 snapshot with %d shards in %s", shards, dir)
+		gb, err := graphstore.NewBuilder(shards)
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch := make([]rdf.Triple, 0, 8192)
+		err = loader.ParseFile(src, loader.Options{}, func(q rdf.Quad) error {
+			batch = append(batch, q.Triple())
+			if len(batch) == cap(batch) {
+				if err := gb.AddTriples(batch); err != nil {
+					return err
+				}
+				batch = batch[:0]
+			}
+			return nil
+		})
+		if err == nil {
+			err = gb.AddTriples(batch)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := gb.Build()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := graphstore.WriteSnapshot(dir, st); err != nil {
+			b.Fatal(err)
+		}
+		st.Close()
+	}
+	st, err := graphstore.OpenSnapshot(dir, graphstore.OpenOptions{SkipChecksums: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchStores.Store(shards, st)
+	return st
+}
+
+func BenchmarkLUBM40(b *testing.B) {
+	type query struct {
+		name, text string
+	}
+	var qs []query
+	for i := 1; i <= 7; i++ {
+		text, err := os.ReadFile(filepath.Join(lubmDir, "queries", "wukong", fmt.Sprintf("q%d.rq", i)))
+		if err != nil {
+			b.Skipf("queries not available: %v", err)
+		}
+		qs = append(qs, query{fmt.Sprintf("L%d", i), string(text)})
+	}
+	for _, shards := range []int{1, 4} {
+		st := lubm40Store(b, shards)
+		e, err := NewGraphEngine(st, Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ms := []planner.Mode{planner.ModeAuto}
+		if shards > 1 {
+			ms = modes
+		}
+		for _, q := range qs {
+			for _, m := range ms {
+				name := fmt.Sprintf("shards=%d/%s/%s", shards, q.name, modeName(m))
+				b.Run(name, func(b *testing.B) { benchQuery(b, e, q.text, m) })
+			}
+		}
+		e.Close()
+	}
+}
+
+func modeName(m planner.Mode) string {
+	if m == planner.ModeAuto {
+		return "planned"
+	}
+	return m.String()
+}
+
+// runEndToEnd runs the query text (parse and plan come from the engine's
+// caches after the first run, as in a server) and decodes every term of
+// the result to N-Triples text.
+func runEndToEnd(e *Engine, text string, opts Options, buf []byte) (*Result, []byte, error) {
+	res, err := e.Query(context.Background(), text, opts)
+	if err != nil {
+		return nil, buf, err
+	}
+	buf = buf[:0]
+	for i := 0; i < res.Len(); i++ {
+		for c := range res.Rows.Cols {
+			buf = res.AppendNTriples(buf, res.Rows.At(c, i))
+			buf = append(buf, '\t')
+		}
+		buf = append(buf, '\n')
+	}
+	return res, buf, nil
+}
+
+func benchQuery(b *testing.B, e *Engine, text string, m planner.Mode) {
+	// One analyzed run for the fabric counters.
+	res, _, err := runEndToEnd(e, text, Options{Mode: m, Analyze: true}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tot StepStats
+	for _, ea := range res.Analysis.Explores {
+		for i := range ea.Steps {
+			tot.add(&ea.Steps[i])
+		}
+	}
+	var buf []byte
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		res, buf, err = runEndToEnd(e, text, Options{Mode: m}, buf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "median-µs")
+	b.ReportMetric(float64(res.Len()), "rows")
+	b.ReportMetric(float64(tot.Reads), "reads/q")
+	b.ReportMetric(float64(tot.ReadBytes), "read-B/q")
+	b.ReportMetric(float64(tot.Messages), "msgs/q")
+	b.ReportMetric(float64(tot.MessageBytes), "msg-B/q")
+}

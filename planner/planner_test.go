@@ -1,0 +1,266 @@
+package planner
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/sparql"
+)
+
+type mapCatalog map[rdf.Term]ID
+
+func (m mapCatalog) LookupTerm(t rdf.Term) (ID, bool) {
+	id, ok := m[t]
+	return id, ok
+}
+
+func iri(s string) rdf.Term { return rdf.NewIRI("http://ex/" + s) }
+
+var (
+	typ      = rdf.NewIRI(rdf.RDFType)
+	student  = iri("Student")
+	course   = iri("Course")
+	takes    = iri("takes")
+	teaches  = iri("teaches")
+	name     = iri("name")
+	dept0    = iri("dept0")
+	memberOf = iri("memberOf")
+)
+
+func testCatalog() mapCatalog {
+	return mapCatalog{typ: 1, student: 2, course: 3, takes: 4, teaches: 5, name: 6, memberOf: 7, dept0: 1 << 23}
+}
+
+func testStats(shards int) *Stats {
+	return &Stats{
+		Shards: shards, TypeID: 1, Triples: 1_000_000, Vertices: 200_000,
+		Preds: map[ID]PredStats{
+			1: {Triples: 200_000, Subjects: 200_000, Objects: 10},
+			4: {Triples: 300_000, Subjects: 100_000, Objects: 5_000}, // takes
+			5: {Triples: 10_000, Subjects: 3_000, Objects: 5_000},    // teaches
+			6: {Triples: 200_000, Subjects: 200_000, Objects: 150_000},
+			7: {Triples: 100_000, Subjects: 100_000, Objects: 20}, // memberOf
+		},
+		Classes: map[ID]uint64{2: 100_000, 3: 5_000},
+	}
+}
+
+func v(name string) sparql.TermOrVar                   { return sparql.NewVarRef(sparql.Var(name)) }
+func c(t rdf.Term) sparql.TermOrVar                    { return sparql.NewTermRef(t) }
+func tp(s, p, o sparql.TermOrVar) sparql.TriplePattern { return sparql.TriplePattern{S: s, P: p, O: o} }
+
+func selectQuery(vars []sparql.Var, pats ...sparql.TriplePattern) *sparql.Query {
+	return &sparql.Query{Form: sparql.FormSelect, Vars: vars,
+		Pattern: &sparql.Project{Vars: vars, Input: &sparql.BGP{Triples: pats}}}
+}
+
+func explore(t *testing.T, p *Plan) *Explore {
+	t.Helper()
+	ex := p.Explores()
+	if len(ex) != 1 {
+		t.Fatalf("%d explorations, want 1", len(ex))
+	}
+	return ex[0]
+}
+
+func TestStartsFromASelectiveConstant(t *testing.T) {
+	q := selectQuery([]sparql.Var{"x", "n"},
+		tp(v("x"), c(typ), c(student)),
+		tp(v("x"), c(name), v("n")),
+		tp(v("x"), c(memberOf), c(dept0)))
+	p, err := Build(q, testCatalog(), testStats(4), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := explore(t, p)
+	first := ex.Steps[0]
+	if first.Kind != StepExpand || first.From != Const(1<<23) || first.Dir != In {
+		t.Fatalf("first step %+v, want an expansion from dept0 backwards along memberOf", first)
+	}
+	if ex.StartConst != 1<<23 || first.Mode != ModeLocal {
+		t.Errorf("start const %d, mode %s: the query should start on dept0's owner", ex.StartConst, first.Mode)
+	}
+	// The type check comes before the expansion to names (it prunes).
+	if ex.Steps[1].Kind != StepCheck || ex.Steps[2].Kind != StepExpand {
+		t.Errorf("steps %v, want check before expand", kinds(ex.Steps))
+	}
+}
+
+func kinds(steps []Step) []StepKind {
+	var k []StepKind
+	for _, s := range steps {
+		k = append(k, s.Kind)
+	}
+	return k
+}
+
+func TestTypeIndexStart(t *testing.T) {
+	q := selectQuery([]sparql.Var{"c", "t"},
+		tp(v("c"), c(typ), c(course)),
+		tp(v("t"), c(teaches), v("c")))
+	p, err := Build(q, testCatalog(), testStats(1), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := explore(t, p)
+	if s := ex.Steps[0]; s.Kind != StepIndex || s.Pred != Const(3) || s.Dir != In || s.Pattern != 0 {
+		t.Fatalf("first step %+v, want the type index of Course", s)
+	}
+	if s := ex.Steps[1]; s.Kind != StepExpand || s.Dir != In || s.From != Column(0) {
+		t.Fatalf("second step %+v, want ?c teaches⁻¹ → ?t", s)
+	}
+	for _, s := range ex.Steps {
+		if s.Mode != ModeLocal {
+			t.Errorf("1 shard: step mode %s, want local", s.Mode)
+		}
+	}
+}
+
+func TestUnknownConstantMatchesNothing(t *testing.T) {
+	q := selectQuery([]sparql.Var{"x"}, tp(v("x"), c(takes), c(iri("nope"))))
+	p, err := Build(q, testCatalog(), testStats(2), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex := explore(t, p); !ex.Empty || ex.EstRows != 0 {
+		t.Fatalf("explore %+v, want Empty", ex)
+	}
+}
+
+func TestUnsupported(t *testing.T) {
+	q := &sparql.Query{Form: sparql.FormSelect, Vars: []sparql.Var{"x"}, Pattern: &sparql.LeftJoin{
+		Left: &sparql.BGP{Triples: []sparql.TriplePattern{tp(v("x"), c(takes), v("y"))}}, Right: &sparql.BGP{}}}
+	if _, err := Build(q, testCatalog(), testStats(1), Options{}); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("OPTIONAL: %v, want ErrUnsupported", err)
+	}
+	ask := selectQuery(nil, tp(v("x"), c(takes), v("y")))
+	ask.Form = sparql.FormAsk
+	if _, err := Build(ask, testCatalog(), testStats(1), Options{}); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("ASK: %v, want ErrUnsupported", err)
+	}
+}
+
+func TestModes(t *testing.T) {
+	q := selectQuery([]sparql.Var{"s", "c", "t"},
+		tp(v("s"), c(typ), c(student)),
+		tp(v("s"), c(takes), v("c")),
+		tp(v("t"), c(teaches), v("c")))
+	count := func(p *Plan) map[Mode]int {
+		m := map[Mode]int{}
+		for _, s := range explore(t, p).Steps {
+			m[s.Mode]++
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		opts Options
+		want func(map[Mode]int) bool
+	}{
+		{Options{Mode: ModeInPlace}, func(m map[Mode]int) bool { return m[ModeForkJoin] == 0 && m[ModeInPlace] > 0 }},
+		{Options{Mode: ModeForkJoin}, func(m map[Mode]int) bool { return m[ModeInPlace] == 0 && m[ModeForkJoin] > 0 }},
+		{Options{ForkThreshold: math.MaxFloat64}, func(m map[Mode]int) bool { return m[ModeForkJoin] == 0 }},
+		{Options{ForkThreshold: 1}, func(m map[Mode]int) bool { return m[ModeInPlace] == 0 && m[ModeForkJoin] > 0 }},
+	} {
+		p, err := Build(q, testCatalog(), testStats(4), tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := count(p); !tc.want(got) {
+			t.Errorf("options %+v: modes %v", tc.opts, got)
+		}
+		// After a fork on a column, steps from that column are local.
+		part := -1
+		for _, s := range explore(t, p).Steps {
+			if s.Kind != StepIndex && s.From.Kind == OpVar && s.From.Col == part && s.Mode != ModeLocal {
+				t.Errorf("options %+v: step from the partition column is %s, want local", tc.opts, s.Mode)
+			}
+			if s.Mode == ModeForkJoin {
+				part = s.From.Col
+				if s.Kind == StepIndex {
+					part = s.To.Col
+				}
+			}
+		}
+	}
+	// The derived threshold is finite for a cluster and infinite for one node.
+	if th := DefaultCost().Threshold(4, 3, 3); math.IsInf(th, 0) || th < 1 {
+		t.Errorf("threshold for 4 shards: %v", th)
+	}
+	if th := DefaultCost().Threshold(1, 3, 3); !math.IsInf(th, 1) {
+		t.Errorf("threshold for 1 shard: %v, want +Inf", th)
+	}
+}
+
+// TestRandomBGPsAreWellFormed checks structural invariants on random BGPs:
+// every pattern becomes exactly one step (or is answered by the type
+// index), every step starts from a bound value and binds only new columns.
+func TestRandomBGPsAreWellFormed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	preds := []rdf.Term{typ, takes, teaches, name, memberOf}
+	consts := []rdf.Term{student, course, dept0}
+	for n := 0; n < 500; n++ {
+		var pats []sparql.TriplePattern
+		pos := func(consts []rdf.Term, pv float64) sparql.TermOrVar {
+			if rng.Float64() < pv {
+				return v(string(rune('a' + rng.IntN(4))))
+			}
+			return c(consts[rng.IntN(len(consts))])
+		}
+		for i := 0; i < 1+rng.IntN(6); i++ {
+			pats = append(pats, tp(pos(consts, 0.8), pos(preds, 0.1), pos(consts, 0.6)))
+		}
+		q := selectQuery(nil, pats...)
+		p, err := Build(q, testCatalog(), testStats(1+rng.IntN(4)), Options{Mode: Mode(rng.IntN(4))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex := explore(t, p)
+		if ex.Empty {
+			continue
+		}
+		seen := make([]int, len(pats))
+		bound := map[int]bool{}
+		for _, s := range ex.Steps {
+			if s.Pattern >= 0 {
+				seen[s.Pattern]++
+			}
+			if s.Kind != StepIndex && s.From.Kind == OpVar && !bound[s.From.Col] {
+				t.Fatalf("%v: step %+v starts from an unbound column", pats, s)
+			}
+			if s.Pred.Kind == OpVar && !s.PredNew && !bound[s.Pred.Col] {
+				t.Fatalf("%v: step %+v reads an unbound predicate column", pats, s)
+			}
+			if s.To.Kind == OpVar && s.ToNew == bound[s.To.Col] && !(s.PredNew && s.Pred.Col == s.To.Col) {
+				t.Fatalf("%v: step %+v: ToNew=%v but bound=%v", pats, s, s.ToNew, bound[s.To.Col])
+			}
+			if s.PredNew {
+				bound[s.Pred.Col] = true
+			}
+			if s.ToNew {
+				bound[s.To.Col] = true
+			}
+		}
+		if !reflect.DeepEqual(seen, ones(len(pats))) {
+			t.Fatalf("%v: patterns covered %v times", pats, seen)
+		}
+	}
+}
+
+func ones(n int) []int {
+	o := make([]int, n)
+	for i := range o {
+		o[i] = 1
+	}
+	return o
+}
+
+func TestPassNames(t *testing.T) {
+	want := []string{"lowerQuery", "resolveConstants", "orderPatterns", "chooseExecMode"}
+	if got := PassNames(); !reflect.DeepEqual(got, want) {
+		t.Errorf("passes %v, want %v", got, want)
+	}
+}
