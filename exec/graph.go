@@ -79,8 +79,8 @@ func (g *GraphStore) Term(id ID) (rdf.Term, bool)      { return g.s.Dict().Term(
 func (g *GraphStore) AppendNTriples(dst []byte, id ID) ([]byte, bool) {
 	return g.s.Dict().AppendNTriples(dst, id)
 }
-func (g *GraphStore) IsClass(id ID) bool               { return g.s.Dict().IsClass(id) }
-func (g *GraphStore) PlannerStats() *planner.Stats     { return g.stats }
+func (g *GraphStore) IsClass(id ID) bool           { return g.s.Dict().IsClass(id) }
+func (g *GraphStore) PlannerStats() *planner.Stats { return g.stats }
 
 func (g *GraphStore) remoteTable(ctx context.Context, self, shard int) (*rdmakv.RemoteTable, error) {
 	k := [2]int{self, shard}
