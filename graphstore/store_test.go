@@ -27,6 +27,12 @@ func testTriples(n int, seed uint64) []rdf.Triple {
 		tri(ex("v2"), ex("p2"), rdf.NewLangLiteral("chat", "FR")),
 		tri(ex("v2"), ex("p2"), rdf.NewLiteral("chat", "")),
 		tri(rdf.NewBlank("b1"), ex("p2"), rdf.NewBlank("b2")),
+		tri(ex("v4"), ex("p3"), rdf.NewLiteral("say \"hi\"\n\\ done\r", "")),
+		tri(ex("v4"), ex("p3"), rdf.NewLiteral("ünïcødé ✓", "http://ex.org/dt#x")),
+		tri(ex("v4"), ex("p3"), rdf.NewIRI("http://ex.org/a b<c>")),
+		tri(ex("v4"), ex("p3"), rdf.NewIRI("urn:isbn:0451450523")),
+		tri(ex("v4"), ex("p3"), rdf.NewIRI("http://ex.org/ns#")),
+		tri(ex("v4"), ex("p3"), rdf.NewLiteral("", "")),
 	}
 	for len(ts) < n {
 		s := ex("v%d", r.IntN(n/4+1))
