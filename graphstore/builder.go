@@ -38,6 +38,7 @@ type Builder struct {
 
 	read       atomic.Uint64
 	dups, dist atomic.Uint64
+	builtTerms atomic.Uint64 // terms of the built dictionary
 	scratch    sync.Pool
 }
 
@@ -152,12 +153,14 @@ func (b *Builder) add(views []termView, sc *termScratch) error {
 
 // Counters returns the counts so far.
 func (b *Builder) Counters() BuildCounters {
-	var terms uint64
-	for s := range b.stripes {
-		st := &b.stripes[s]
-		st.mu.Lock()
-		terms += uint64(len(st.offs))
-		st.mu.Unlock()
+	terms := b.builtTerms.Load()
+	if terms == 0 {
+		for s := range b.stripes {
+			st := &b.stripes[s]
+			st.mu.Lock()
+			terms += uint64(len(st.offs))
+			st.mu.Unlock()
+		}
 	}
 	return BuildCounters{Read: b.read.Load(), Duplicates: b.dups.Load(), Distinct: b.dist.Load(), Terms: terms}
 }
@@ -224,9 +227,15 @@ func (b *Builder) Build() (*Store, error) {
 		tables[i], parts[i], errs[i] = buildShard(out, in, width, dn, &dups, &dist)
 	})
 	dict := <-dictc
-	// Free the stripes: the dictionary has its own copy.
+	b.builtTerms.Store(uint64(dict.Len()))
+	// Free the stripes: the dictionary has its own copy. (Under their
+	// locks: Counters may be reading them.)
 	for s := range b.stripes {
-		b.stripes[s] = stripe{}
+		st := &b.stripes[s]
+		st.mu.Lock()
+		st.arena, st.offs, st.hashes, st.roles, st.table = nil, nil, nil, nil, nil
+		st.prefixes, st.prefixIdx, st.lastPrefix = nil, nil, 0
+		st.mu.Unlock()
 	}
 	for i, err := range errs {
 		if err != nil {

@@ -132,7 +132,8 @@ func TestStoreMatchesReference(t *testing.T) {
 			st, b := buildStore(t, ts, shards, 97)
 			ref := buildReference(t, st, ts)
 			c := b.Counters()
-			if c.Read != uint64(len(ts)) || c.Distinct != uint64(ref.distinct) || c.Duplicates != uint64(len(ts)-ref.distinct) {
+			if c.Read != uint64(len(ts)) || c.Distinct != uint64(ref.distinct) || c.Duplicates != uint64(len(ts)-ref.distinct) ||
+				c.Terms != uint64(st.Dict().Len()) {
 				t.Fatalf("counters %+v, want read %d distinct %d", c, len(ts), ref.distinct)
 			}
 			if st.Stats().Triples != uint64(ref.distinct) {
@@ -404,6 +405,21 @@ func TestConcurrentFeeding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A progress reporter polls the counters throughout.
+	stop := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				b.Counters()
+			}
+		}
+	}()
+	defer func() { close(stop); <-polled }()
 	done := make(chan error)
 	for w := 0; w < 4; w++ {
 		go func(w int) {
