@@ -60,7 +60,6 @@ type Engine struct {
 	wg     sync.WaitGroup
 	rr     atomic.Uint64
 	closed atomic.Bool
-	graphs engineGraphs // named graphs (dataset.go)
 	parsed *sparql.Cache
 	plans  planCache
 }
