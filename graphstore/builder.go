@@ -487,7 +487,7 @@ func buildShard(out, in []rec, width int, dn denseIndex, dups, dist *atomic.Uint
 		if !typed {
 			st.untyped++
 		}
-		return tb.Add(uint64(MakeKey(curS, AllPredicates, Out)), preds)
+		return tb.AddShared(uint64(MakeKey(curS, AllPredicates, Out)), preds)
 	}
 	for i := 0; i < len(out); {
 		k := out[i].k
@@ -540,7 +540,7 @@ func buildShard(out, in []rec, width int, dn denseIndex, dups, dist *atomic.Uint
 		}
 		st.objects++
 		st.inPreds += uint64(len(preds))
-		return tb.Add(uint64(MakeKey(curO, AllPredicates, In)), preds)
+		return tb.AddShared(uint64(MakeKey(curO, AllPredicates, In)), preds)
 	}
 	for i := 0; i < len(in); {
 		k := in[i].k

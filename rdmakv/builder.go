@@ -36,7 +36,11 @@ type TableBuilder struct {
 	words  []uint64
 	values []byte
 	nvals  uint64
+	shared map[uint64]uint64 // AddShared: hash of a list -> its entry word
 }
+
+// maxSharedLen bounds the lists AddShared tries to share.
+const maxSharedLen = 64
 
 // NewTableBuilder returns a builder.
 func NewTableBuilder(opts TableOptions) (*TableBuilder, error) {
@@ -76,7 +80,17 @@ func (b *TableBuilder) Add(key uint64, vals []uint64) error {
 		return nil
 	}
 	w := uint64(b.opts.Width)
+	if w == 4 {
+		for _, v := range vals {
+			if v > math.MaxUint32 {
+				return fmt.Errorf("value %d of key %#x does not fit 4 bytes", v, key)
+			}
+		}
+	}
 	off := b.nvals
+	if off > offMask {
+		return fmt.Errorf("table value area full (%d elements)", off)
+	}
 	n := uint64(len(vals))
 	lenField := n
 	if n >= lenEscape {
@@ -84,14 +98,8 @@ func (b *TableBuilder) Add(key uint64, vals []uint64) error {
 		b.values = binary.LittleEndian.AppendUint64(b.values, n)
 		b.nvals += 8 / w
 	}
-	if off > offMask {
-		return fmt.Errorf("table value area full (%d elements)", off)
-	}
 	if w == 4 {
 		for _, v := range vals {
-			if v > math.MaxUint32 {
-				return fmt.Errorf("value %d of key %#x does not fit 4 bytes", v, key)
-			}
 			b.values = binary.LittleEndian.AppendUint32(b.values, uint32(v))
 		}
 	} else {
@@ -103,6 +111,57 @@ func (b *TableBuilder) Add(key uint64, vals []uint64) error {
 	b.keys = append(b.keys, key)
 	b.words = append(b.words, lenField<<offBits|off)
 	return nil
+}
+
+// AddShared is Add for lists that often repeat (a graph store's predicate
+// sets of vertices): a list equal to one added before with AddShared is
+// stored once and both entries point at it. A reader cannot tell the
+// difference.
+func (b *TableBuilder) AddShared(key uint64, vals []uint64) error {
+	if len(vals) < 2 || len(vals) > maxSharedLen {
+		return b.Add(key, vals)
+	}
+	h := uint64(len(vals))
+	for _, v := range vals {
+		h = mix64(h ^ v)
+	}
+	if w, ok := b.shared[h]; ok && b.sameList(w, vals) {
+		b.keys = append(b.keys, key)
+		b.words = append(b.words, w)
+		return nil
+	}
+	if err := b.Add(key, vals); err != nil {
+		return err
+	}
+	if b.shared == nil {
+		b.shared = map[uint64]uint64{}
+	}
+	if _, ok := b.shared[h]; !ok {
+		b.shared[h] = b.words[len(b.words)-1]
+	}
+	return nil
+}
+
+// sameList reports whether the non-inline entry word w holds vals.
+func (b *TableBuilder) sameList(w uint64, vals []uint64) bool {
+	inline, _, ref := decodeWord(w)
+	if inline || ref.escaped || ref.n != uint64(len(vals)) {
+		return false
+	}
+	if b.opts.Width == 4 {
+		for i, v := range vals {
+			if uint64(binary.LittleEndian.Uint32(b.values[4*(ref.off+uint64(i)):])) != v {
+				return false
+			}
+		}
+		return true
+	}
+	for i, v := range vals {
+		if binary.LittleEndian.Uint64(b.values[8*(ref.off+uint64(i)):]) != v {
+			return false
+		}
+	}
+	return true
 }
 
 // Build lays out the table: the returned bytes are a complete region (or

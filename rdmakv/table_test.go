@@ -293,3 +293,35 @@ func TestNetModelChargesDeterministically(t *testing.T) {
 		t.Fatalf("counters %+v", c)
 	}
 }
+
+func TestAddSharedStoresEqualListsOnce(t *testing.T) {
+	for _, w := range []int{4, 8} {
+		b, err := NewTableBuilder(TableOptions{Width: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lists := [][]uint64{{1, 2, 3}, {1, 2, 4}, {1, 2, 3}, {7}, {1, 2, 3}, {1, 2, 4}, {5, 6}}
+		for i, l := range lists {
+			if err := b.AddShared(uint64(100+i), l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Distinct non-inline lists: {1,2,3}, {1,2,4}, {5,6} = 8 values.
+		if got := b.ValueBytes(); got != 8*w {
+			t.Fatalf("width %d: value area %d bytes, want %d", w, got, 8*w)
+		}
+		buf, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab, err := OpenTable(NewRegion(buf))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range lists {
+			if got := tab.AppendValues(nil, uint64(100+i)); !slices.Equal(got, l) {
+				t.Fatalf("key %d: %v, want %v", 100+i, got, l)
+			}
+		}
+	}
+}
