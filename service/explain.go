@@ -2,6 +2,7 @@ package service
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -14,8 +15,10 @@ import (
 // webPlan maps the engine's plan (with the measurements of analyze, when a
 // is not nil) to web's Plan: the steps in execution order — for each
 // exploration its steps, then the solution modifiers above it.
-func webPlan(form sparql.Form, plan *planner.Plan, a *exec.Analysis, store exec.Store) *web.Plan {
+func webPlan(q *sparql.Query, plan *planner.Plan, a *exec.Analysis, store exec.Store) *web.Plan {
 	doc := exec.ExplainPlan(plan, a, store)
+	form := q.Form
+	short := abbreviator(q.Prefixes)
 	p := &web.Plan{Form: strings.ToLower(form.String()), Shards: doc.Shards, Analyzed: a != nil}
 	p.Notes = append(p.Notes, "mode "+doc.Mode, "fork threshold "+doc.ForkThreshold,
 		"planner passes "+strings.Join(doc.Passes, ", "))
@@ -39,6 +42,7 @@ func webPlan(form sparql.Form, plan *planner.Plan, a *exec.Analysis, store exec.
 			}
 			for i, s := range n.Steps {
 				ps := planStep(s)
+				ps.Pattern, ps.Start = short(ps.Pattern), short(ps.Start)
 				if i == 0 && n.Start != "" {
 					ps.Start = ps.Start + " (" + n.Start + ")"
 				}
@@ -77,10 +81,35 @@ func webPlan(form sparql.Form, plan *planner.Plan, a *exec.Analysis, store exec.
 		p.Rows = int64(a.TotalRows)
 		p.Elapsed = web.Duration(a.PlanTime + a.ExecTime)
 		p.Fabric = &total
+		p.Notes = append(p.Notes, "a step's time is summed over the nodes that ran it")
 		p.Notes = append(p.Notes, fmt.Sprintf("planning %.3f ms, execution %.3f ms",
 			float64(a.PlanTime)/float64(time.Millisecond), float64(a.ExecTime)/float64(time.Millisecond)))
 	}
 	return p
+}
+
+var iriRef = regexp.MustCompile(`<([^<>"{}|^\x60\\\s]*)>`)
+
+// localName matches the local names printed as prefix:local.
+var localName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// abbreviator returns a function that writes the IRIs of s with the
+// query's prefixes (the longest namespace that leaves a simple local
+// name).
+func abbreviator(prefixes []sparql.Prefix) func(s string) string {
+	return func(s string) string {
+		return iriRef.ReplaceAllStringFunc(s, func(m string) string {
+			iri := m[1 : len(m)-1]
+			best := ""
+			for _, p := range prefixes {
+				if strings.HasPrefix(iri, p.IRI) && len(p.IRI) > len(best) && localName.MatchString(iri[len(p.IRI):]) {
+					best = p.IRI
+					m = p.Name + ":" + iri[len(p.IRI):]
+				}
+			}
+			return m
+		})
+	}
 }
 
 // planStep maps one exploration step.

@@ -36,9 +36,9 @@ func (s *Service) Query(ctx context.Context, req *web.QueryRequest) (*web.Result
 		defer g.release()
 		plan, err := g.eng.Plan(run, opts)
 		if err != nil {
-			return nil, engineError(err)
+			return nil, engineError(err, q)
 		}
-		return &web.Result{Form: form, Plan: webPlan(q.Form, plan, nil, g.eng.Store())}, nil
+		return &web.Result{Form: form, Plan: webPlan(q, plan, nil, g.eng.Store())}, nil
 	}
 	res, err := g.eng.Run(ctx, run, opts)
 	if err != nil {
@@ -48,11 +48,11 @@ func (s *Service) Query(ctx context.Context, req *web.QueryRequest) (*web.Result
 			// sub-query's error text does not wrap the context's error).
 			return nil, fmt.Errorf("%w (%v)", ctxErr, err)
 		}
-		return nil, engineError(err)
+		return nil, engineError(err, q)
 	}
 	if req.Explain == web.ExplainAnalyze {
 		defer g.release()
-		return &web.Result{Form: form, Plan: webPlan(q.Form, res.Plan, res.Analysis, g.eng.Store())}, nil
+		return &web.Result{Form: form, Plan: webPlan(q, res.Plan, res.Analysis, g.eng.Store())}, nil
 	}
 	switch form {
 	case web.FormAsk:
@@ -149,16 +149,48 @@ var featureNames = map[string]string{
 	"SequencePath": "property paths",
 }
 
+// groupsAtTop reports whether a Group lies under the solution modifiers,
+// BINDs and HAVING filters at the top of p.
+func groupsAtTop(p sparql.Pattern) bool {
+	for p != nil {
+		switch n := p.(type) {
+		case *sparql.Group:
+			return true
+		case *sparql.Slice:
+			p = n.Input
+		case *sparql.Distinct:
+			p = n.Input
+		case *sparql.Reduced:
+			p = n.Input
+		case *sparql.Project:
+			p = n.Input
+		case *sparql.OrderBy:
+			p = n.Input
+		case *sparql.Extend:
+			p = n.Input
+		case *sparql.Filter:
+			p = n.Input
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 var algebraType = regexp.MustCompile(`\*sparql\.([A-Za-z]+)`)
 
 // engineError turns the planner's and engine's errors into the errors web
 // maps: unsupported features become web.ErrUnsupported, with the algebra
 // type named after its SPARQL syntax.
-func engineError(err error) error {
+func engineError(err error, q *sparql.Query) error {
 	if !errors.Is(err, planner.ErrUnsupported) {
 		return err
 	}
 	msg := err.Error()
+	if strings.Contains(msg, "*sparql.Extend") && q != nil && groupsAtTop(q.Pattern) {
+		// The aggregates' results are bound by an Extend above the Group.
+		msg = strings.Replace(msg, "*sparql.Extend", "*sparql.Group", 1)
+	}
 	if i := strings.Index(msg, planner.ErrUnsupported.Error()+": "); i >= 0 {
 		msg = msg[i+len(planner.ErrUnsupported.Error())+2:]
 	}
