@@ -25,6 +25,8 @@
 // overflow buckets are packed (shared by several main buckets): at the
 // default load of 1 key per main slot, 87% of all slots hold a key and
 // about 15% of keys sit in an overflow bucket (a second bucket READ).
+// AddShared stores a list equal to an earlier AddShared list once (both
+// slots point at it), for lists that repeat such as predicate sets.
 //
 // Table is the local view (lookups read the bytes directly, no error
 // path); RemoteTable is a peer's table through a Fabric: OpenRemoteTable
