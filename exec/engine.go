@@ -159,7 +159,6 @@ func (e *Engine) Close() error {
 	}
 	e.cancel()
 	e.wg.Wait()
-	e.closeGraphs()
 	return nil
 }
 
@@ -556,9 +555,6 @@ func (e *Engine) runExplore(ctx context.Context, ex *planner.Explore, opts Optio
 func (e *Engine) Run(ctx context.Context, q *sparql.Query, opts Options) (*Result, error) {
 	if e.closed.Load() {
 		return nil, ErrClosed
-	}
-	if res, ok, err := e.runDataset(ctx, q, opts); ok {
-		return res, err // FROM / FROM NAMED: run on the query's dataset
 	}
 	t0 := time.Now()
 	plan, err := e.Plan(q, opts)
