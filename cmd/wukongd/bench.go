@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +51,9 @@ type benchFlags struct {
 	skipHTTP    bool
 	skipTput    bool
 	doc         string
+	only        []string
+	cpuprofile  string
+	reuse       bool
 }
 
 func runBench(args []string) error {
@@ -92,6 +96,9 @@ and, with --doc, the end-to-end section of docs/PERFORMANCE.md.`)
 	fs.BoolVar(&f.skipHTTP, "no-http", false, "skip everything over HTTP (latency and throughput)")
 	fs.BoolVar(&f.skipTput, "no-throughput", false, "skip the throughput runs")
 	fs.StringVar(&f.doc, "doc", "", "also rewrite the end-to-end section of this Markdown file (docs/PERFORMANCE.md)")
+	fs.BoolVar(&f.reuse, "reuse-snapshot", false, "reuse the snapshot (and its load figures, marked cached) of an earlier run if there is one")
+	only := fs.String("only", "", "run only these queries (labels or names, comma-separated: L1,Q14,wukong-q9)")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the in-process runs and the HTTP client) to this file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -100,6 +107,7 @@ and, with --doc, the end-to-end section of docs/PERFORMANCE.md.`)
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	f.peers = splitList(*peers)
+	f.only = splitList(*only)
 	f.modes = splitList(*modes)
 	for _, p := range f.peers {
 		if p != "virtuoso" && p != "oxigraph" {
@@ -204,11 +212,25 @@ func (r *benchRun) run(ctx context.Context) error {
 	if f.out == "" {
 		f.out = filepath.Join(f.work, "runs", date.UTC().Format("20060102-150405"))
 	}
+	if abs, err := filepath.Abs(f.out); err == nil {
+		f.out = abs
+	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return err
 	}
 	if err := r.selectQueries(); err != nil {
 		return err
+	}
+	if f.cpuprofile != "" {
+		fh, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		if err := pprof.StartCPUProfile(fh); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	data, source, err := r.dataset(ctx)
 	if err != nil {
@@ -370,7 +392,14 @@ func (r *benchRun) selectQueries() error {
 			return fmt.Errorf("unknown query set %q (L, wukong, std)", s)
 		}
 	}
+	only := map[string]bool{}
+	for _, o := range r.f.only {
+		only[strings.ToLower(o)] = true
+	}
 	for _, q := range datasets.LUBMQueries() {
+		if len(only) > 0 && !only[strings.ToLower(q.Name)] && !only[strings.ToLower(q.Label)] {
+			continue
+		}
 		switch {
 		case q.Set == datasets.SetWukong && (sets["wukong"] || sets["L"] && q.Label != ""):
 		case q.Set == datasets.SetLUBMStd && sets["std"]:
@@ -422,9 +451,21 @@ func selfCommand(ctx context.Context, args ...string) *exec.Cmd {
 func (r *benchRun) wukongd(ctx context.Context, s *bench.System, data string) error {
 	f := &r.f
 	r.snap = filepath.Join(f.work, fmt.Sprintf("snap-lubm%d-%dshards", f.scale, f.shards))
-	load, err := r.loadWukongd(ctx, data)
-	if err != nil {
-		return err
+	var load *bench.Load
+	loadFile := r.snap + ".load.json"
+	if f.reuse {
+		if b, err := os.ReadFile(loadFile); err == nil && json.Unmarshal(b, &load) == nil {
+			load.Cached = true
+			r.logf("wukongd: reusing the snapshot %s (loaded earlier in %.1fs)", r.snap, load.Seconds)
+		}
+	}
+	if load == nil {
+		var err error
+		if load, err = r.loadWukongd(ctx, data); err != nil {
+			return err
+		}
+		b, _ := json.Marshal(load)
+		_ = os.WriteFile(loadFile, b, 0o644)
 	}
 	s.Load = load
 	r.rep.Dataset.Triples = load.Triples
