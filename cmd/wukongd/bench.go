@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -21,12 +22,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/wukongd/wukongd/bench"
 	"github.com/wukongd/wukongd/datasets"
 	wexec "github.com/wukongd/wukongd/exec"
 	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/sparql"
+	"github.com/wukongd/wukongd/web"
 )
 
 func init() {
@@ -54,6 +58,7 @@ type benchFlags struct {
 	only        []string
 	cpuprofile  string
 	reuse       bool
+	serveInProc bool
 }
 
 func runBench(args []string) error {
@@ -97,6 +102,7 @@ and, with --doc, the end-to-end section of docs/PERFORMANCE.md.`)
 	fs.BoolVar(&f.skipTput, "no-throughput", false, "skip the throughput runs")
 	fs.StringVar(&f.doc, "doc", "", "also rewrite the end-to-end section of this Markdown file (docs/PERFORMANCE.md)")
 	fs.BoolVar(&f.reuse, "reuse-snapshot", false, "reuse the snapshot (and its load figures, marked cached) of an earlier run if there is one")
+	fs.BoolVar(&f.serveInProc, "serve-in-process", false, "serve HTTP from the benchmark's own process instead of a 'wukongd serve' child (for --cpuprofile of server and client together)")
 	only := fs.String("only", "", "run only these queries (labels or names, comma-separated: L1,Q14,wukong-q9)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the in-process runs and the HTTP client) to this file")
 	if err := parseFlags(fs, args); err != nil {
@@ -504,6 +510,9 @@ func (r *benchRun) wukongd(ctx context.Context, s *bench.System, data string) er
 	if err != nil {
 		return err
 	}
+	if f.serveInProc {
+		return r.serveInProcess(ctx, s, addr)
+	}
 	serveLog, _ := os.Create(filepath.Join(f.out, "wukongd-serve.log"))
 	defer serveLog.Close()
 	cmd := selfCommand(ctx, "serve", "--data", r.snap, "--addr", addr, "--log-level", "warn", "--max-rows", "-1",
@@ -524,6 +533,32 @@ func (r *benchRun) wukongd(ctx context.Context, s *bench.System, data string) er
 		}
 	}()
 	return r.overHTTP(ctx, s, "http://"+addr+"/sparql", cmd.Process.Pid, 2*time.Minute)
+}
+
+// serveInProcess serves the snapshot over HTTP from this process, as
+// 'wukongd serve' does, and measures it (for profiling).
+func (r *benchRun) serveInProcess(ctx context.Context, s *bench.System, addr string) error {
+	backend, err := newServeBackend(r.snap, false)
+	if err != nil {
+		return err
+	}
+	if c, ok := backend.(io.Closer); ok {
+		defer c.Close()
+	}
+	srv, err := web.New(web.Options{Backend: backend, Logger: zerolog.Nop(), DefaultTimeout: r.f.lat.Timeout,
+		MaxTimeout: r.f.lat.Timeout, MaxRows: -1, MaxConcurrent: 256})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Close()
+	s.Setup += " (this run: served from the benchmark's process)"
+	return r.overHTTP(ctx, s, "http://"+addr+"/sparql", 0, time.Minute)
 }
 
 // loadWukongd runs 'wukongd load' as a child process and measures it.
