@@ -593,3 +593,55 @@ func copyTree(src, dst string) error {
 		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
 	})
 }
+
+func TestDatasetBuilderConcurrentFeeding(t *testing.T) {
+	def, a, b := testQuads(3000)
+	var quads []rdf.Quad
+	for g, ts := range map[rdf.Term][]rdf.Triple{{}: def, gA: a, gB: b} {
+		for _, tr := range ts {
+			quads = append(quads, rdf.Quad{S: tr.S, P: tr.P, O: tr.O, G: g})
+		}
+	}
+	db, err := NewDatasetBuilder(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const feeders = 4
+	errs := make(chan error, feeders)
+	for f := 0; f < feeders; f++ {
+		go func() {
+			var err error
+			for i := f * 50; i < len(quads) && err == nil; i += feeders * 50 {
+				part := quads[i:min(i+50, len(quads))]
+				if f%2 == 0 {
+					err = db.AddQuads(part)
+				} else {
+					for _, q := range part {
+						if err = db.AddTriples(q.G, []rdf.Triple{q.Triple()}); err != nil {
+							break
+						}
+					}
+				}
+			}
+			errs <- err
+		}()
+	}
+	for f := 0; f < feeders; f++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds, err := db.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	checkGraph(t, ds, ds.Default(), def)
+	sa, _ := ds.Graph(gA)
+	checkGraph(t, ds, sa, a)
+	sb, _ := ds.Graph(gB)
+	checkGraph(t, ds, sb, b)
+	if c := db.Counters(); c.Read != uint64(len(quads)) {
+		t.Fatalf("read %d of %d", c.Read, len(quads))
+	}
+}
