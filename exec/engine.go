@@ -60,8 +60,12 @@ type Engine struct {
 	wg     sync.WaitGroup
 	rr     atomic.Uint64
 	closed atomic.Bool
+	graphs engineGraphs // named graphs (dataset.go)
 	parsed *sparql.Cache
 	plans  planCache
+	// typeSets caches, per node, bitmaps of shards' class instances
+	// (typeSetKey → *idSet, nil when too sparse), for type checks.
+	typeSets sync.Map
 }
 
 // planCache keeps the plans of recently run queries, keyed by the parsed
@@ -159,6 +163,7 @@ func (e *Engine) Close() error {
 	}
 	e.cancel()
 	e.wg.Wait()
+	e.closeGraphs()
 	return nil
 }
 
@@ -555,6 +560,9 @@ func (e *Engine) runExplore(ctx context.Context, ex *planner.Explore, opts Optio
 func (e *Engine) Run(ctx context.Context, q *sparql.Query, opts Options) (*Result, error) {
 	if e.closed.Load() {
 		return nil, ErrClosed
+	}
+	if res, ok, err := e.runDataset(ctx, q, opts); ok {
+		return res, err // FROM / FROM NAMED: run on the query's dataset
 	}
 	t0 := time.Now()
 	plan, err := e.Plan(q, opts)
