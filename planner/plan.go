@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"sort"
+
 	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/sparql"
 )
@@ -147,8 +149,15 @@ type Explore struct {
 	// dictionary (or the pattern is otherwise known to match nothing).
 	Empty bool
 	// Seed, when non-nil, is evaluated first and its rows seed the
-	// exploration (its columns map to Vars by name).
-	Seed Node
+	// exploration (its columns map to Vars by name; its other columns are
+	// carried along). SeedVars are the variables of the pattern the seed
+	// binds in every row: bound before the first step.
+	Seed     Node
+	SeedVars []sparql.Var
+	// Filters are the FILTER expressions pushed into the exploration
+	// (pushFilters), each run right after the step that binds the last
+	// variable it reads.
+	Filters []StepFilter
 	// Coordinator says where the exploration begins: the owner of a
 	// constant (StartConst) or the node running the query.
 	StartConst ID
@@ -157,7 +166,9 @@ type Explore struct {
 }
 
 // Node is a node of the physical plan tree. The concrete types are
-// *Explore, *Project, *Distinct, *OrderBy and *Slice.
+// *Explore, *Project, *Distinct, *OrderBy, *Slice and the operators of
+// ops.go: *Join, *LeftJoin, *Union, *Minus, *Filter, *Extend, *Group,
+// *Values, *SeedRef, *Let, *PathScan and *GraphScan.
 type Node interface{ planNode() }
 
 // Project keeps Cols of Input's table (by variable), in order; a variable
@@ -176,9 +187,12 @@ type OrderBy struct {
 	Keys  []OrderKey
 }
 
-// OrderKey is one ORDER BY key: a variable, ascending unless Desc.
+// OrderKey is one ORDER BY key: a variable (Var, Expr nil) or an
+// expression, ascending unless Desc. An expression that errs sorts as
+// unbound.
 type OrderKey struct {
 	Var  sparql.Var
+	Expr sparql.Expr
 	Desc bool
 }
 
@@ -197,7 +211,17 @@ func (*Slice) planNode()    {}
 // Plan is a physical plan: the operator tree and the options it was made
 // under.
 type Plan struct {
-	Root Node
+	// Form is the query form. Root gives the solutions (SELECT), whether
+	// there is one (ASK), the solutions the Template is instantiated with
+	// (CONSTRUCT), or the solutions whose values are described
+	// (DESCRIBE; Root is nil for a DESCRIBE without WHERE).
+	Form     sparql.Form
+	Root     Node
+	Template []sparql.TriplePattern // CONSTRUCT
+	Describe *DescribePlan          // DESCRIBE
+	// Exists are the plans of the EXISTS patterns of the expressions, by
+	// pattern (the ExistsFunc of exec/expr is called with the pattern).
+	Exists map[sparql.Pattern]*ExistsPlan
 	// Vars are the result variables (the SELECT projection).
 	Vars          []sparql.Var
 	Mode          Mode // the mode requested (ModeAuto: chosen per step)
@@ -205,27 +229,41 @@ type Plan struct {
 	Shards        int
 }
 
-// Explores returns the exploration nodes of the plan in evaluation order.
+// Explores returns the exploration nodes of the plan in evaluation order
+// (then those of the EXISTS patterns and of DESCRIBE).
 func (p *Plan) Explores() []*Explore {
 	var out []*Explore
+	seen := map[Node]bool{}
 	var walk func(n Node)
 	walk = func(n Node) {
-		switch n := n.(type) {
-		case *Explore:
-			if n.Seed != nil {
-				walk(n.Seed)
-			}
-			out = append(out, n)
-		case *Project:
-			walk(n.Input)
-		case *Distinct:
-			walk(n.Input)
-		case *OrderBy:
-			walk(n.Input)
-		case *Slice:
-			walk(n.Input)
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		for _, c := range Children(n) {
+			walk(c)
+		}
+		if x, ok := n.(*Explore); ok {
+			out = append(out, x)
 		}
 	}
 	walk(p.Root)
+	for _, e := range p.existsInOrder() {
+		walk(e.Node)
+	}
+	if p.Describe != nil {
+		walk(p.Describe.Explore)
+	}
+	return out
+}
+
+// existsInOrder returns the EXISTS plans by slot (the order they were
+// planned in).
+func (p *Plan) existsInOrder() []*ExistsPlan {
+	out := make([]*ExistsPlan, 0, len(p.Exists))
+	for _, e := range p.Exists {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Slot < out[j].Slot })
 	return out
 }

@@ -31,6 +31,9 @@ type Options struct {
 	ForkThreshold float64
 	// Cost is the fabric cost model (zero: DefaultCost).
 	Cost Cost
+	// ConstEval evaluates an expression without variables (foldConstants);
+	// nil: no folding. exec passes exec/expr's evaluator.
+	ConstEval func(sparql.Expr) (rdf.Term, error)
 	// SearchBudget caps the number of partial orders the pattern-order
 	// search visits per BGP before it finishes greedily (0: 200000).
 	SearchBudget int
@@ -46,8 +49,11 @@ type pass struct {
 // passes is the planner, in order.
 var passes = []pass{
 	{"lowerQuery", lowerQuery},
+	{"foldConstants", foldConstants},
 	{"resolveConstants", resolveConstants},
 	{"orderPatterns", orderPatterns},
+	{"chooseJoins", chooseJoins},
+	{"pushFilters", pushFilters},
 	{"chooseExecMode", chooseExecMode},
 }
 
@@ -69,6 +75,16 @@ type state struct {
 	opts  Options
 	root  Node
 	bgps  []*bgpWork
+
+	template []sparql.TriplePattern
+	describe *DescribePlan
+	exists   map[sparql.Pattern]*ExistsPlan
+	// join candidates (BGPs lowered from a seed), in lowering order
+	cands     map[*Join]*joinCand
+	candOrder []*Join
+	slotRows  map[int]Node // what fills each slot (nil: rows given at run time)
+	slots     int
+	rowVars   int
 }
 
 // bgpWork is a BGP between resolveConstants and orderPatterns.
@@ -76,6 +92,11 @@ type bgpWork struct {
 	node     *Explore
 	patterns []sparql.TriplePattern
 	res      []rpattern
+	// A seeded exploration: seed gives the rows, binding seedVars in every
+	// row; seedRows is their estimate (set by orderPatterns).
+	seed     Node
+	seedVars []sparql.Var
+	seedRows float64
 }
 
 // rterm is a resolved position of a triple pattern.
@@ -104,103 +125,14 @@ func Build(q *sparql.Query, cat Catalog, stats *Stats, opts Options) (*Plan, err
 			return nil, fmt.Errorf("planner pass %s: %w", p.name, err)
 		}
 	}
-	return &Plan{
-		Root: st.root, Vars: append([]sparql.Var(nil), q.Vars...), Mode: opts.Mode,
-		ForkThreshold: opts.ForkThreshold, Shards: max(1, stats.Shards),
-	}, nil
-}
-
-// ---------------------------------------------------------------------------
-// lowerQuery: algebra → operator tree with unordered BGPs.
-
-func lowerQuery(st *state) error {
-	q := st.query
-	if q == nil || q.Pattern == nil {
-		return fmt.Errorf("%w: query without a pattern", ErrUnsupported)
+	p := &Plan{
+		Form: q.Form, Root: st.root, Template: st.template, Describe: st.describe, Exists: st.exists,
+		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Shards: max(1, stats.Shards),
 	}
-	if q.Form != sparql.FormSelect {
-		return fmt.Errorf("%w: %s queries (line %d)", ErrUnsupported, q.Form, q.Line)
+	if q.Form == sparql.FormSelect {
+		p.Vars = append([]sparql.Var(nil), q.Vars...)
 	}
-	if q.Dataset != nil {
-		return fmt.Errorf("%w: FROM / FROM NAMED (line %d)", ErrUnsupported, q.Line)
-	}
-	var lower func(p sparql.Pattern) (Node, error)
-	lower = func(p sparql.Pattern) (Node, error) {
-		switch p := p.(type) {
-		case *sparql.Slice:
-			in, err := lower(p.Input)
-			if err != nil {
-				return nil, err
-			}
-			return &Slice{Input: in, Offset: p.Offset, Limit: p.Limit}, nil
-		case *sparql.Distinct:
-			in, err := lower(p.Input)
-			if err != nil {
-				return nil, err
-			}
-			return &Distinct{Input: in}, nil
-		case *sparql.Reduced:
-			// REDUCED permits but does not require removing duplicates.
-			return lower(p.Input)
-		case *sparql.Project:
-			in, err := lower(p.Input)
-			if err != nil {
-				return nil, err
-			}
-			return &Project{Input: in, Vars: append([]sparql.Var(nil), p.Vars...)}, nil
-		case *sparql.OrderBy:
-			in, err := lower(p.Input)
-			if err != nil {
-				return nil, err
-			}
-			ob := &OrderBy{Input: in}
-			for _, c := range p.Conds {
-				v, ok := c.Expr.(*sparql.VarExpr)
-				if !ok {
-					return nil, fmt.Errorf("%w: ORDER BY expression %s (line %d)", ErrUnsupported, c.Expr, p.Line)
-				}
-				ob.Keys = append(ob.Keys, OrderKey{Var: v.Var, Desc: c.Desc})
-			}
-			return ob, nil
-		case *sparql.BGP, *sparql.Join:
-			tps, err := flattenBGP(p)
-			if err != nil {
-				return nil, err
-			}
-			w := &bgpWork{node: &Explore{}, patterns: tps}
-			st.bgps = append(st.bgps, w)
-			return w.node, nil
-		}
-		pos := p.Position()
-		return nil, fmt.Errorf("%w: %T (line %d, column %d)", ErrUnsupported, p, pos.Line, pos.Col)
-	}
-	root, err := lower(q.Pattern)
-	if err != nil {
-		return err
-	}
-	st.root = root
-	return nil
-}
-
-// flattenBGP merges a join tree of BGPs into one list of triple patterns
-// (the join of BGPs is the BGP of all their patterns).
-func flattenBGP(p sparql.Pattern) ([]sparql.TriplePattern, error) {
-	switch p := p.(type) {
-	case *sparql.BGP:
-		return p.Triples, nil
-	case *sparql.Join:
-		l, err := flattenBGP(p.Left)
-		if err != nil {
-			return nil, err
-		}
-		r, err := flattenBGP(p.Right)
-		if err != nil {
-			return nil, err
-		}
-		return append(append([]sparql.TriplePattern(nil), l...), r...), nil
-	}
-	pos := p.Position()
-	return nil, fmt.Errorf("%w: %T inside a group (line %d, column %d)", ErrUnsupported, p, pos.Line, pos.Col)
+	return p, nil
 }
 
 // ---------------------------------------------------------------------------
@@ -277,6 +209,20 @@ type orderSearch struct {
 func orderPatterns(st *state) error {
 	for _, w := range st.bgps {
 		n := w.node
+		init := searchState{rows: 1, domain: make([]float64, len(n.Vars)), origin: make([]origin, len(n.Vars))}
+		if w.seed != nil {
+			// Seeded: the seed's rows, with the shared variables bound.
+			w.seedRows = math.Max(1, st.estimate(w.seed))
+			init.rows = w.seedRows
+			for _, v := range w.seedVars {
+				for c, x := range n.Vars {
+					if x == v {
+						init.bound |= 1 << uint(c)
+						init.domain[c] = w.seedRows
+					}
+				}
+			}
+		}
 		if n.Empty || len(w.res) == 0 {
 			n.EstRows = 0
 			if len(w.res) == 0 {
@@ -288,7 +234,7 @@ func orderPatterns(st *state) error {
 			return fmt.Errorf("%w: a basic graph pattern of %d triple patterns (at most 64)", ErrUnsupported, len(w.res))
 		}
 		s := &orderSearch{stats: st.stats, pats: w.res, nvars: len(n.Vars), bestCost: math.Inf(1), budget: st.opts.SearchBudget}
-		s.dfs(searchState{rows: 1, domain: make([]float64, len(n.Vars)), origin: make([]origin, len(n.Vars))}, nil)
+		s.dfs(init, nil)
 		if s.best == nil {
 			return fmt.Errorf("BUG: no order found for a BGP of %d patterns", len(w.res))
 		}
@@ -569,7 +515,7 @@ func chooseExecMode(st *state) error {
 	shards := max(1, st.stats.Shards)
 	for _, w := range st.bgps {
 		part := -1 // the column the rows are partitioned on
-		rows := 1.0
+		rows := math.Max(1, w.seedRows)
 		for k := range w.node.Steps {
 			step := &w.node.Steps[k]
 			step.Partitioned = part

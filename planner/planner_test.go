@@ -132,15 +132,10 @@ func TestUnknownConstantMatchesNothing(t *testing.T) {
 }
 
 func TestUnsupported(t *testing.T) {
-	q := &sparql.Query{Form: sparql.FormSelect, Vars: []sparql.Var{"x"}, Pattern: &sparql.LeftJoin{
-		Left: &sparql.BGP{Triples: []sparql.TriplePattern{tp(v("x"), c(takes), v("y"))}}, Right: &sparql.BGP{}}}
+	q := &sparql.Query{Form: sparql.FormSelect, Vars: []sparql.Var{"x"}, Pattern: &sparql.Service{
+		Name: sparql.NewTermRef(iri("endpoint")), Input: &sparql.BGP{Triples: []sparql.TriplePattern{tp(v("x"), c(takes), v("y"))}}}}
 	if _, err := Build(q, testCatalog(), testStats(1), Options{}); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("OPTIONAL: %v, want ErrUnsupported", err)
-	}
-	ask := selectQuery(nil, tp(v("x"), c(takes), v("y")))
-	ask.Form = sparql.FormAsk
-	if _, err := Build(ask, testCatalog(), testStats(1), Options{}); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("ASK: %v, want ErrUnsupported", err)
+		t.Fatalf("SERVICE: %v, want ErrUnsupported", err)
 	}
 }
 
@@ -259,7 +254,7 @@ func ones(n int) []int {
 }
 
 func TestPassNames(t *testing.T) {
-	want := []string{"lowerQuery", "resolveConstants", "orderPatterns", "chooseExecMode"}
+	want := []string{"lowerQuery", "foldConstants", "resolveConstants", "orderPatterns", "chooseJoins", "pushFilters", "chooseExecMode"}
 	if got := PassNames(); !reflect.DeepEqual(got, want) {
 		t.Errorf("passes %v, want %v", got, want)
 	}

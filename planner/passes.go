@@ -1,0 +1,308 @@
+package planner
+
+import (
+	"fmt"
+
+	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/sparql"
+)
+
+// ---------------------------------------------------------------------------
+// foldConstants: subexpressions without variables are evaluated once.
+
+// nonDeterministic are the built-ins whose value is not fixed at planning
+// time (a fresh value per call, or per query run).
+var nonDeterministic = map[string]bool{
+	"RAND": true, "NOW": true, "UUID": true, "STRUUID": true, "BNODE": true,
+}
+
+func foldConstants(st *state) error {
+	if st.opts.ConstEval == nil {
+		return nil
+	}
+	f := &folder{eval: st.opts.ConstEval}
+	walkNodes(st.root, func(n Node) {
+		switch n := n.(type) {
+		case *Filter:
+			kept := n.Exprs[:0:0]
+			for _, e := range n.Exprs {
+				e = f.fold(e)
+				if t, ok := e.(*sparql.TermExpr); ok && t.Term == rdf.NewLiteral("true", rdf.XSD+"boolean") {
+					continue // always true
+				}
+				kept = append(kept, e)
+			}
+			n.Exprs = kept
+		case *Extend:
+			for i := range n.Binds {
+				n.Binds[i].Expr = f.fold(n.Binds[i].Expr)
+			}
+		case *LeftJoin:
+			if n.Expr != nil {
+				n.Expr = f.fold(n.Expr)
+			}
+		case *OrderBy:
+			for i := range n.Keys {
+				if n.Keys[i].Expr != nil {
+					n.Keys[i].Expr = f.fold(n.Keys[i].Expr)
+				}
+			}
+		case *Group:
+			for i := range n.Keys {
+				n.Keys[i] = f.fold(n.Keys[i])
+			}
+		}
+	})
+	return nil
+}
+
+type folder struct {
+	eval func(sparql.Expr) (rdf.Term, error)
+}
+
+// fold returns e with its constant subexpressions replaced by their values
+// (a new expression: the algebra is shared and never modified). A
+// constant subexpression that raises an error stays as written.
+func (f *folder) fold(e sparql.Expr) sparql.Expr {
+	constant := func(args ...sparql.Expr) bool {
+		for _, a := range args {
+			if _, ok := a.(*sparql.TermExpr); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	try := func(orig, e sparql.Expr, args ...sparql.Expr) sparql.Expr {
+		if !constant(args...) {
+			return e
+		}
+		t, err := f.eval(e)
+		if err != nil || t.IsZero() {
+			return e
+		}
+		return &sparql.TermExpr{Pos: orig.Position(), Term: t}
+	}
+	switch x := e.(type) {
+	case *sparql.UnaryExpr:
+		c := *x
+		c.X = f.fold(x.X)
+		return try(x, &c, c.X)
+	case *sparql.BinaryExpr:
+		c := *x
+		c.L, c.R = f.fold(x.L), f.fold(x.R)
+		return try(x, &c, c.L, c.R)
+	case *sparql.InExpr:
+		c := *x
+		c.X = f.fold(x.X)
+		c.List = make([]sparql.Expr, len(x.List))
+		for i, a := range x.List {
+			c.List[i] = f.fold(a)
+		}
+		return try(x, &c, append([]sparql.Expr{c.X}, c.List...)...)
+	case *sparql.CallExpr:
+		c := *x
+		c.Args = make([]sparql.Expr, len(x.Args))
+		for i, a := range x.Args {
+			c.Args[i] = f.fold(a)
+		}
+		if nonDeterministic[x.Name] || x.Name == "BOUND" {
+			return &c
+		}
+		return try(x, &c, c.Args...)
+	case *sparql.FuncExpr:
+		c := *x
+		c.Args = make([]sparql.Expr, len(x.Args))
+		for i, a := range x.Args {
+			c.Args[i] = f.fold(a)
+		}
+		return try(x, &c, c.Args...)
+	}
+	return e // variables, terms, EXISTS (kept: its plan is keyed by its pattern)
+}
+
+// walkNodes calls fn for every node of the tree under n (and the trees of
+// the EXISTS plans are walked by their own calls).
+func walkNodes(n Node, fn func(Node)) {
+	seen := map[Node]bool{}
+	var walk func(n Node)
+	walk = func(n Node) {
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		fn(n)
+		switch n := n.(type) {
+		case *Join:
+			walk(n.Left)
+			walk(n.Right)
+		case *Let:
+			walk(n.Value)
+			walk(n.Body)
+		default:
+			for _, c := range Children(n) {
+				walk(c)
+			}
+		}
+	}
+	walk(n)
+}
+
+// allRoots returns the roots of the trees the planner built: the query's
+// and the EXISTS patterns'.
+func (st *state) allRoots() []Node {
+	roots := []Node{st.root}
+	for _, e := range st.exists {
+		roots = append(roots, e.Node)
+	}
+	return roots
+}
+
+// ---------------------------------------------------------------------------
+// chooseJoins: bind join or hash join for every BGP lowered from a seed.
+//
+// A bind join runs the BGP's exploration from the left rows (the shared
+// variables bound): its cost is the seeded exploration's estimate. A hash
+// join runs the exploration on its own and joins: the unseeded
+// exploration's cost plus a pass over both sides' rows.
+
+func chooseJoins(st *state) error {
+	for _, j := range st.candOrder {
+		c := st.cands[j]
+		bind := c.bind.node.EstCost
+		if c.bind.node.Empty {
+			bind = 0
+		}
+		left := max(1, c.bind.seedRows)
+		hash := c.hash.node.EstCost + left + c.hash.node.EstRows
+		if c.bind.node.Empty || bind <= hash {
+			j.Algo, j.Right = BindJoin, c.bind.node
+		} else {
+			j.Algo, j.Right = HashJoin, c.hash.node
+		}
+		j.Why = fmt.Sprintf("est cost bind %s, hash %s", fnum(bind), fnum(hash))
+		j.EstRows = c.bind.node.EstRows
+	}
+	// The explorations that lost take no further part.
+	kept := st.bgps[:0]
+	for _, w := range st.bgps {
+		if w.lost(st) {
+			continue
+		}
+		kept = append(kept, w)
+	}
+	st.bgps = kept
+	st.cands = nil
+	return nil
+}
+
+func (w *bgpWork) lost(st *state) bool {
+	for _, j := range st.candOrder {
+		c := st.cands[j]
+		if (c.bind == w && j.Algo != BindJoin) || (c.hash == w && j.Algo != HashJoin) {
+			return true
+		}
+	}
+	return false
+}
+
+func fnum(x float64) string {
+	if x >= 1e6 {
+		return fmt.Sprintf("%.3g", x)
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+// ---------------------------------------------------------------------------
+// pushFilters: a FILTER over an exploration runs inside it, right after
+// the step that binds the last variable it reads, so rows are dropped
+// before they are expanded (and shipped). A filter that reads a variable
+// the exploration does not bind, or that holds an EXISTS (whose pattern
+// runs as a query of its own, not on a worker), stays a Filter node.
+
+func pushFilters(st *state) error {
+	for _, root := range st.allRoots() {
+		walkNodes(root, func(n Node) {
+			f, ok := n.(*Filter)
+			if !ok {
+				return
+			}
+			var ex *Explore
+			switch in := f.Input.(type) {
+			case *Explore:
+				ex = in
+			case *Join:
+				if in.Algo == BindJoin {
+					ex, _ = in.Right.(*Explore)
+				}
+			}
+			if ex == nil || ex.Empty {
+				return
+			}
+			kept := f.Exprs[:0:0]
+			for _, e := range f.Exprs {
+				if after, ok := pushPoint(ex, e); ok {
+					ex.Filters = append(ex.Filters, StepFilter{After: after, Expr: e})
+					continue
+				}
+				kept = append(kept, e)
+			}
+			f.Exprs = kept
+		})
+	}
+	return nil
+}
+
+// pushPoint returns the step after which e can run in ex (-1: on the seed
+// rows), false when it cannot run inside ex.
+func pushPoint(ex *Explore, e sparql.Expr) (int, bool) {
+	hasExists := false
+	sparql.WalkExpr(e, func(e sparql.Expr) bool {
+		if _, ok := e.(*sparql.ExistsExpr); ok {
+			hasExists = true
+		}
+		return !hasExists
+	})
+	if hasExists {
+		return 0, false
+	}
+	after := -1
+	for v := range exprVars(e) {
+		col := -1
+		for c, x := range ex.Vars {
+			if x == v {
+				col = c
+			}
+		}
+		if col < 0 {
+			return 0, false
+		}
+		seeded := false
+		for _, s := range ex.SeedVars {
+			if s == v {
+				seeded = true
+			}
+		}
+		if seeded {
+			continue
+		}
+		k := bindingStep(ex, col)
+		if k < 0 {
+			return 0, false
+		}
+		after = max(after, k)
+	}
+	if len(ex.Steps) == 0 {
+		return 0, false
+	}
+	return after, true
+}
+
+// bindingStep returns the step that binds column col, or -1.
+func bindingStep(ex *Explore, col int) int {
+	for k, s := range ex.Steps {
+		if (s.ToNew && s.To.Kind == OpVar && s.To.Col == col) || (s.PredNew && s.Pred.Kind == OpVar && s.Pred.Col == col) {
+			return k
+		}
+	}
+	return -1
+}
