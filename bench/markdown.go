@@ -86,6 +86,11 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 			fmtInt(uint64(l.TriplesPerSec)), bpt, fmtBytes(l.PeakRSSBytes), reopen, l.LoadAvg.One)
 	}
 	p("\n")
+	p("wukongd: `wukongd load` as a child process (wall time, its peak RSS), stored bytes = the snapshot directory; " +
+		"reopen = opening the snapshot (checksums verified) and starting the engine in process, RSS = the `wukongd serve` process once it answers. " +
+		"Virtuoso: the bulk loader until after the checkpoint, peak RSS = the server's VmHWM after the load, stored bytes = virtuoso.db; " +
+		"reopen = starting virtuoso-t on a copy of the loaded database until it answers SPARQL. " +
+		"Oxigraph: parsing the N-Triples into its in-memory store (nothing is stored, so nothing to reopen); peak RSS = the Node process over the whole run.\n\n")
 
 	base := r.System(Base)
 	peers := r.peers()
@@ -127,6 +132,18 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 			p("%s\n", speedUpLine(httpBase, s.Name, ups[s.Name]))
 		}
 		p("\n")
+		var empty []string
+		for _, q := range httpBase.Queries {
+			if q.Error == "" && q.Rows == 0 {
+				empty = append(empty, queryTitle(q))
+			}
+		}
+		p("Rows: the count %s returned; a peer's count is shown in bold where it differs (then no speed-up is computed).", Base)
+		if len(empty) > 0 {
+			p(" No rows for %s: on the raw UBA data these need RDFS/OWL inference, which none of the systems does here, "+
+				"or never match (L3: undergraduates have no degree); they time a query that finds nothing.", strings.Join(empty, ", "))
+		}
+		p("\n\n")
 	}
 
 	// In process, by mode.
