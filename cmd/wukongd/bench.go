@@ -372,6 +372,13 @@ func updateDoc(rep *bench.Report, doc string) error {
 	var b strings.Builder
 	b.WriteString(docBegin + "\n")
 	b.WriteString("## End to end (`make bench`, `make bench-peers`)\n\n")
+	b.WriteString("Everything in this section is written by `wukongd bench report --doc` from one run's report.json; " +
+		"reproduce it with\n\n" +
+		"    make bench-peers MACHINE=dev-2c SCALE=40   # wukongd, Virtuoso and Oxigraph; report in var/bench/latest/\n" +
+		"    make bench-doc                             # rewrites this section and docs/bench/*.svg from that report\n\n" +
+		"(`make bench` alone measures wukongd only.) The harness is bench/ and cmd/wukongd/bench.go; " +
+		"Virtuoso is set up by bench/peers/virtuoso.sh (apt-get, a private instance in a temporary directory, " +
+		"its loaded database cached under var/bench/virtuoso/), Oxigraph by bench/peers/oxigraph.mjs (npm, in Node).\n\n")
 	if err := rep.WriteMarkdown(&b, bench.MarkdownOptions{Level: 3, Plots: "bench/"}); err != nil {
 		return err
 	}
