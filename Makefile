@@ -55,3 +55,10 @@ run: build
 
 clean:
 	rm -rf bin
+
+# A cluster of 3 node processes on 127.0.0.1 over the default data set (HTTP
+# on :8080-8082, fabric on :7080-7082); runs in the foreground, Ctrl-C stops
+# all. Flags for every node after --, e.g. make cluster CLUSTER_ARGS="-- --mode fork-join".
+.PHONY: cluster
+cluster: build
+	$(BIN) cluster --nodes 3 $(CLUSTER_ARGS)

@@ -77,7 +77,10 @@ func (p *tcpPeer) maintain() {
 		}
 		c.wg.Wait()
 		p.mu.Lock()
-		p.conn, p.lastErr, p.up = nil, c.err, make(chan struct{})
+		if p.conn == c { // (fail has usually cleared it already)
+			p.conn, p.up = nil, make(chan struct{})
+		}
+		p.lastErr = c.err
 		p.mu.Unlock()
 		if f.isClosed() {
 			return
@@ -158,7 +161,15 @@ func (p *tcpPeer) get(ctx context.Context) (*clientConn, error) {
 	case p.kick <- struct{}{}:
 	default:
 	}
-	t := time.NewTimer(p.f.opts.ConnectWait)
+	// A peer whose last dial failed is most likely down: wait only for the
+	// redial just kicked (it succeeds at once if the peer is back).
+	wait := p.f.opts.ConnectWait
+	p.mu.Lock()
+	if p.lastErr != nil {
+		wait = min(wait, 2*p.f.opts.BackoffMin+p.f.opts.DialTimeout/10)
+	}
+	p.mu.Unlock()
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-up:
@@ -262,7 +273,7 @@ func (p *tcpPeer) send(ctx context.Context, data []byte) error {
 			continue
 		}
 		p.rttNanos.Add(uint64(time.Since(start)))
-		f.charge(ctx, p.node, Counters{Sends: 1, SendBytes: uint64(len(data)), RoundTrips: 1})
+		f.charge(ctx, p.node, Counters{Sends: 1, SendBytes: uint64(len(data))})
 		return nil
 	}
 }
@@ -336,6 +347,13 @@ func (c *clientConn) fail(err error) {
 		c.mu.Unlock()
 		close(c.dead)
 		c.nc.Close()
+		// The peer counts as disconnected from now on (maintain redials).
+		p := c.p
+		p.mu.Lock()
+		if p.conn == c {
+			p.conn, p.lastErr, p.up = nil, err, make(chan struct{})
+		}
+		p.mu.Unlock()
 		for _, call := range pending {
 			call.complete(func() { call.err = err })
 		}

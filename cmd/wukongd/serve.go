@@ -12,9 +12,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/wukongd/wukongd/datasets"
+	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/service"
 	"github.com/wukongd/wukongd/web"
 )
@@ -57,6 +59,11 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	maxBody := fs.Int64("max-body", 64<<20, "request body cap in bytes")
 	maxConc := fs.Int("max-concurrent", 0, "concurrent query cap (default 4×GOMAXPROCS)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	// Cluster mode (one process per node over the tcp fabric; cluster.go).
+	nodeIdx := fs.Int("node", 0, "with --peers: this node's index in the peer list")
+	var peers listFlag
+	fs.Var(&peers, "peers", "fabric address of every node (HOST:PORT,HOST:PORT,…): run as node --node of that cluster over --data")
+	modeName := fs.String("mode", "auto", "execution mode of every query: auto, in-place or fork-join")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -73,8 +80,20 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	}
 	log := zerolog.New(os.Stderr).Level(lvl).With().Timestamp().Str("cmd", "serve").Logger()
 
-	backend, err := newServeBackend(*data, *empty)
-	if err != nil {
+	mode, ok := planner.ParseMode(*modeName)
+	if !ok {
+		return fmt.Errorf("bad --mode %q (auto, in-place or fork-join)", *modeName)
+	}
+	var backend web.Backend
+	var registry *prometheus.Registry
+	if len(peers) > 0 {
+		node, err := openClusterNode(*data, *nodeIdx, peers, mode, log)
+		if err != nil {
+			return err
+		}
+		defer node.Close()
+		backend, registry = node.Backend(), node.Registry()
+	} else if backend, err = newServeBackendMode(*data, *empty, mode); err != nil {
 		return err
 	}
 	var examples []web.Example
@@ -98,6 +117,7 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 		AllowedServices: services,
 		AllowedLoads:    loads,
 		Examples:        examples,
+		Registry:        registry,
 	})
 	if err != nil {
 		return err
@@ -133,6 +153,12 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 // generated and built in memory: a fraction of a second, never
 // downloaded). It prints what it serves.
 func newServeBackend(dataDir string, empty bool) (web.Backend, error) {
+	return newServeBackendMode(dataDir, empty, planner.ModeAuto)
+}
+
+// newServeBackendMode is newServeBackend with the execution mode of every
+// query (--mode).
+func newServeBackendMode(dataDir string, empty bool, mode planner.Mode) (web.Backend, error) {
 	start := time.Now()
 	var svc *service.Service
 	var err error
@@ -142,13 +168,13 @@ func newServeBackend(dataDir string, empty bool) (web.Backend, error) {
 		if _, err := os.Stat(dataDir); err != nil {
 			return nil, fmt.Errorf("cannot serve --data: %w", err)
 		}
-		svc, err = service.Open(dataDir, service.Options{})
+		svc, err = service.Open(dataDir, service.Options{Mode: mode})
 		what = "snapshot " + dataDir
 	case empty:
-		svc, err = service.NewEmpty(service.Options{})
+		svc, err = service.NewEmpty(service.Options{Mode: mode})
 		what = "an empty store"
 	default:
-		svc, err = service.NewDefault(service.Options{})
+		svc, err = service.NewDefault(service.Options{Mode: mode})
 		c := datasets.DefaultLUBMConfig()
 		what = fmt.Sprintf("the embedded default data set (generated LUBM, %d university, seed %d)", c.Universities, c.Seed)
 	}

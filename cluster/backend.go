@@ -1,0 +1,121 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/wukongd/wukongd/rdmakv"
+	"github.com/wukongd/wukongd/service"
+	"github.com/wukongd/wukongd/web"
+)
+
+// backend is the web.Backend of a node: the service's queries, with the
+// per-peer traffic of this node added to EXPLAIN ANALYZE, writes refused,
+// and readiness that needs every peer.
+type backend struct {
+	n   *Node
+	svc *service.Service
+}
+
+var (
+	_ web.Backend       = (*backend)(nil)
+	_ web.FabricStatser = (*backend)(nil)
+	_ web.Readier       = (*backend)(nil)
+	_ web.Prefixer      = (*backend)(nil)
+)
+
+var errClusterWrites = fmt.Errorf("%w: writes in a cluster (each node holds only its shards; load a new snapshot instead)", web.ErrUnsupported)
+
+// Query implements web.Backend.
+func (b *backend) Query(ctx context.Context, req *web.QueryRequest) (*web.Result, error) {
+	if req.Explain != web.ExplainAnalyze {
+		res, err := b.svc.Query(ctx, req)
+		return res, unavailable(err)
+	}
+	pm := rdmakv.NewPeerMeter(len(b.n.cfg.Peers))
+	res, err := b.svc.Query(rdmakv.ContextWithPeerMeter(ctx, pm), req)
+	if err != nil || res.Plan == nil {
+		return res, unavailable(err)
+	}
+	res.Plan.Notes = append(res.Plan.Notes, peerNotes(b.n, pm.Snapshot())...)
+	return res, nil
+}
+
+// unavailable marks a query that failed because a node is down as
+// web.ErrNotReady (503: the cluster cannot serve it now, try again).
+func unavailable(err error) error {
+	if err != nil && errors.Is(err, rdmakv.ErrNodeDown) && !errors.Is(err, web.ErrNotReady) {
+		return fmt.Errorf("%w: %w", web.ErrNotReady, err)
+	}
+	return err
+}
+
+// peerNotes describes the fabric traffic a query's coordinating node made,
+// per peer (sub-queries forked to other nodes count on those nodes).
+func peerNotes(n *Node, per []rdmakv.Counters) []string {
+	var notes []string
+	for node, c := range per {
+		if node == n.cfg.Node {
+			if c.LocalReads > 0 {
+				notes = append(notes, fmt.Sprintf("fabric node %d (this node, coordinator): %d local reads", node, c.LocalReads))
+			}
+			continue
+		}
+		if c == (rdmakv.Counters{}) {
+			continue
+		}
+		var parts []string
+		parts = append(parts, fmt.Sprintf("%d reads (%d B) in %d round trips", c.Reads, c.ReadBytes, c.RoundTrips))
+		if c.Sends > 0 {
+			parts = append(parts, fmt.Sprintf("%d messages (%d B)", c.Sends, c.SendBytes))
+		}
+		if c.FailedCalls > 0 {
+			parts = append(parts, fmt.Sprintf("%d failed calls", c.FailedCalls))
+		}
+		notes = append(notes, fmt.Sprintf("fabric peer %d (%s), from the coordinator: %s", node, n.cfg.Peers[node], strings.Join(parts, ", ")))
+	}
+	return notes
+}
+
+// Update implements web.Backend: refused in a cluster.
+func (b *backend) Update(context.Context, *web.UpdateRequest) error { return errClusterWrites }
+
+// GetGraph implements web.Backend: refused, a node holds only its shards.
+func (b *backend) GetGraph(context.Context, web.GraphName) (web.TripleIterator, error) {
+	return nil, fmt.Errorf("%w: reading the whole graph from a cluster node (use a CONSTRUCT query)", web.ErrUnsupported)
+}
+
+// PutGraph implements web.Backend: refused in a cluster.
+func (b *backend) PutGraph(context.Context, web.GraphName, web.GraphBody) (bool, error) {
+	return false, errClusterWrites
+}
+
+// PostGraph implements web.Backend: refused in a cluster.
+func (b *backend) PostGraph(context.Context, web.GraphName, web.GraphBody) (bool, error) {
+	return false, errClusterWrites
+}
+
+// DeleteGraph implements web.Backend: refused in a cluster.
+func (b *backend) DeleteGraph(context.Context, web.GraphName) error { return errClusterWrites }
+
+// FabricStats implements web.FabricStatser: this node's tcp fabric totals.
+func (b *backend) FabricStats() web.FabricStats { return b.svc.FabricStats() }
+
+// Prefixes implements web.Prefixer.
+func (b *backend) Prefixes() map[string]string { return b.svc.Prefixes() }
+
+// Ready implements web.Readier: the service is open and every peer is
+// connected.
+func (b *backend) Ready(ctx context.Context) error {
+	if err := b.svc.Ready(ctx); err != nil {
+		return err
+	}
+	for _, p := range b.n.fabric.Peers() {
+		if !p.Connected {
+			return fmt.Errorf("%w: fabric peer %d (%s) is not connected: %s", web.ErrNotReady, p.Node, p.Addr, p.LastError)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,220 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wukongd/wukongd/exec"
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/planner"
+	"github.com/wukongd/wukongd/rdmakv"
+	"github.com/wukongd/wukongd/service"
+	"github.com/wukongd/wukongd/web"
+)
+
+// Config configures a node.
+type Config struct {
+	// Data is the snapshot directory (every node opens the same snapshot:
+	// the dictionary and statistics, and its own shards).
+	Data string
+	// Node is this node's index in Peers.
+	Node int
+	// Peers is the fabric address of every node; this node listens on
+	// Peers[Node].
+	Peers []string
+	// Workers, Mode and ForkThreshold go to the engine (see
+	// service.Options).
+	Workers       int
+	Mode          planner.Mode
+	ForkThreshold float64
+	// Fabric tunes the tcp fabric (timeouts, backoff, Listener, Dial,
+	// Logf); Self, Peers and ClusterID are set by Open.
+	Fabric rdmakv.TCPOptions
+	// SkipChecksums skips the CRC-32C check of the snapshot's files.
+	SkipChecksums bool
+}
+
+// Node is one process of a cluster: the tcp fabric, the local shards,
+// the engine and the service over them.
+type Node struct {
+	cfg     Config
+	fabric  *rdmakv.TCP
+	store   *graphstore.Store
+	shards  *ShardStore
+	svc     *service.Service
+	backend *backend
+}
+
+// ClusterID returns the id the nodes of a cluster over the snapshot in dir
+// agree on: a hash of its manifest (which holds every file's CRC-32C).
+func ClusterID(dir string) (uint64, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return 0, fmt.Errorf("cannot read the snapshot manifest: %w", err)
+	}
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64(), nil
+}
+
+// Open starts node cfg.Node: it opens its shards of the snapshot, starts
+// the fabric (which connects to the peers in the background; Ready
+// reports when all are connected) and the engine.
+func Open(cfg Config) (n *Node, err error) {
+	if len(cfg.Peers) == 0 || cfg.Node < 0 || cfg.Node >= len(cfg.Peers) {
+		return nil, fmt.Errorf("node %d is not in a peer list of %d addresses", cfg.Node, len(cfg.Peers))
+	}
+	m, err := graphstore.ReadManifest(cfg.Data)
+	if err != nil {
+		return nil, err
+	}
+	if m.Shards < len(cfg.Peers) {
+		return nil, fmt.Errorf("the snapshot has %d shards, fewer than the %d nodes: load it with --shards %d or more", m.Shards, len(cfg.Peers), len(cfg.Peers))
+	}
+	id, err := ClusterID(cfg.Data)
+	if err != nil {
+		return nil, err
+	}
+	fo := cfg.Fabric
+	fo.Self, fo.Peers, fo.ClusterID = rdmakv.NodeID(cfg.Node), cfg.Peers, id
+	if fo.Seed == 0 {
+		fo.Seed = int64(cfg.Node) + 1
+	}
+	n = &Node{cfg: cfg}
+	defer func() {
+		if err != nil {
+			n.Close()
+		}
+	}()
+	var local []int
+	for s := 0; s < m.Shards; s++ {
+		if s%len(cfg.Peers) == cfg.Node {
+			local = append(local, s)
+		}
+	}
+	// The fabric answers peers only once the shards are registered.
+	fo.StartPaused = true
+	if n.fabric, err = rdmakv.NewTCP(fo); err != nil {
+		return nil, err
+	}
+	if n.store, err = graphstore.OpenSnapshot(cfg.Data, graphstore.OpenOptions{Shards: local, Fabric: n.fabric, SkipChecksums: cfg.SkipChecksums}); err != nil {
+		return nil, err
+	}
+	n.fabric.Resume()
+	if n.shards, err = NewShardStore(n.store, rdmakv.NodeID(cfg.Node)); err != nil {
+		return nil, err
+	}
+	n.svc, err = service.New(n.store, service.Options{Workers: cfg.Workers, Mode: cfg.Mode,
+		ForkThreshold: cfg.ForkThreshold, Shards: m.Shards, NewEngine: n.newEngine})
+	if err != nil {
+		return nil, err
+	}
+	n.backend = &backend{n: n, svc: n.svc}
+	return n, nil
+}
+
+func (n *Node) newEngine(st *graphstore.Store, cfg exec.Config) (*exec.Engine, error) {
+	if st != n.store {
+		return nil, fmt.Errorf("%w: a cluster serves its snapshot only", web.ErrUnsupported)
+	}
+	cfg.LocalShards = n.shards.LocalShards()
+	return exec.New(n.shards, n.shards, cfg), nil
+}
+
+// Fabric returns the node's fabric.
+func (n *Node) Fabric() *rdmakv.TCP { return n.fabric }
+
+// Backend returns the web.Backend of the node.
+func (n *Node) Backend() web.Backend { return n.backend }
+
+// Info describes what the node serves.
+func (n *Node) Info() service.Info { return n.svc.Info() }
+
+// LocalShards returns the node's shards.
+func (n *Node) LocalShards() []int { return n.shards.LocalShards() }
+
+// WaitConnected waits until the node is connected to every peer.
+func (n *Node) WaitConnected(ctx context.Context) error { return n.fabric.WaitConnected(ctx) }
+
+// Close stops the node: the fabric first (its goroutines read the mapped
+// shards), then the service with the engine and the store, then the
+// router.
+func (n *Node) Close() error {
+	if n.fabric != nil {
+		n.fabric.Close()
+	}
+	if n.svc != nil {
+		n.svc.Close()
+	} else if n.store != nil {
+		n.store.Close()
+	}
+	if n.shards != nil {
+		n.shards.Close()
+	}
+	return nil
+}
+
+// Registry returns a Prometheus registry with the Go and process
+// collectors and the per-peer fabric counters of this node, for
+// web.Options.Registry.
+func (n *Node) Registry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
+		&peerCollector{n: n})
+	return reg
+}
+
+// peerCollector exports the fabric's per-peer counters.
+type peerCollector struct{ n *Node }
+
+var (
+	peerLabels   = []string{"peer", "addr"}
+	descPeerUp   = prometheus.NewDesc("wukongd_fabric_peer_up", "1 while the fabric is connected to the peer.", peerLabels, nil)
+	descPeerOps  = prometheus.NewDesc("wukongd_fabric_peer_operations_total", "Fabric operations this node made to the peer, by kind (read, round_trip, send, failed).", append(peerLabels, "kind"), nil)
+	descPeerByte = prometheus.NewDesc("wukongd_fabric_peer_bytes_total", "Bytes this node read from or sent to the peer.", append(peerLabels, "kind"), nil)
+	descPeerRTT  = prometheus.NewDesc("wukongd_fabric_peer_round_trip_seconds_total", "Wall time of the round trips to the peer.", peerLabels, nil)
+	descPeerConn = prometheus.NewDesc("wukongd_fabric_peer_connections_total", "Connection events with the peer (connect, dial_failure, disconnect).", append(peerLabels, "event"), nil)
+	descServed   = prometheus.NewDesc("wukongd_fabric_peer_served_total", "What this node's fabric goroutines served the peer (read, byte, message).", append(peerLabels, "kind"), nil)
+)
+
+func (c *peerCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descPeerUp, descPeerOps, descPeerByte, descPeerRTT, descPeerConn, descServed} {
+		ch <- d
+	}
+}
+
+func (c *peerCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.n.fabric == nil {
+		return
+	}
+	for _, p := range c.n.fabric.Peers() {
+		l := []string{strconv.Itoa(int(p.Node)), p.Addr}
+		up := 0.0
+		if p.Connected {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descPeerUp, prometheus.GaugeValue, up, l...)
+		cnt := func(d *prometheus.Desc, v uint64, kind string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append(l, kind)...)
+		}
+		cnt(descPeerOps, p.Counters.Reads, "read")
+		cnt(descPeerOps, p.Counters.RoundTrips, "round_trip")
+		cnt(descPeerOps, p.Counters.Sends, "send")
+		cnt(descPeerOps, p.Counters.FailedCalls, "failed")
+		cnt(descPeerByte, p.Counters.ReadBytes, "read")
+		cnt(descPeerByte, p.Counters.SendBytes, "send")
+		cnt(descPeerConn, p.Connects, "connect")
+		cnt(descPeerConn, p.DialFailures, "dial_failure")
+		cnt(descPeerConn, p.Disconnects, "disconnect")
+		cnt(descServed, p.ServedReads, "read")
+		cnt(descServed, p.ServedBytes, "byte")
+		cnt(descServed, p.ServedMessages, "message")
+		ch <- prometheus.MustNewConstMetric(descPeerRTT, prometheus.CounterValue, float64(p.RoundTripNanos)/1e9, l...)
+	}
+}
