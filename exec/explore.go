@@ -43,7 +43,8 @@ type task struct {
 	steps   []planner.Step
 	ncols   int
 	analyze bool
-	stats   []StepStats // per step; nil unless analyze
+	stats   []StepStats  // per step; nil unless analyze
+	filters *stepFilters // pushed FILTERs (nil: none, as in a forked child)
 }
 
 // explore runs steps[k:] over t and returns the rows (full history).
@@ -87,6 +88,7 @@ func (r *task) explore(k int, t *Table) (*Table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", k+1, err)
 		}
+		t = r.filters.apply(k, t)
 		if st != nil {
 			st.RowsOut += uint64(t.N)
 			st.Time += time.Since(t0)
@@ -201,17 +203,19 @@ func (r *task) index(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 // fetch collects the keys a step needs, deduplicated, and reads them per
 // owner shard: locally, or through the fabric in one batch per shard.
 type fetch struct {
-	r      *task
-	handle map[Key]int32
-	keys   [][]Key   // per shard
-	pos    [][]int32 // per shard: handle of each key
-	lists  [][]ID    // by handle
-	vertex []ID      // by handle: the key's vertex
+	r       *task
+	lastKey Key
+	lastH   int32
+	handle  map[Key]int32
+	keys    [][]Key   // per shard
+	pos     [][]int32 // per shard: handle of each key
+	lists   [][]ID    // by handle
+	vertex  []ID      // by handle: the key's vertex
 }
 
 func newFetch(r *task, rows int) *fetch {
 	n := r.eng.store.Shards()
-	return &fetch{r: r, handle: make(map[Key]int32, min(rows, 1<<16)), keys: make([][]Key, n), pos: make([][]int32, n)}
+	return &fetch{r: r, lastH: -1, handle: make(map[Key]int32, min(rows, 1<<17)), keys: make([][]Key, n), pos: make([][]int32, n)}
 }
 
 func (f *fetch) want(v, p ID, d planner.Dir) int32 {
@@ -219,14 +223,19 @@ func (f *fetch) want(v, p ID, d planner.Dir) int32 {
 		return -1
 	}
 	k := graphstore.MakeKey(v, p, d)
+	if k == f.lastKey && f.lastH >= 0 {
+		return f.lastH // rows from one expansion repeat their values in runs
+	}
 	if h, ok := f.handle[k]; ok {
+		f.lastKey, f.lastH = k, h
 		return h
 	}
+	sh := f.r.eng.store.Owner(v)
 	h := int32(len(f.lists))
 	f.handle[k] = h
+	f.lastKey, f.lastH = k, h
 	f.lists = append(f.lists, nil)
 	f.vertex = append(f.vertex, v)
-	sh := f.r.eng.store.Owner(v)
 	f.keys[sh] = append(f.keys[sh], k)
 	f.pos[sh] = append(f.pos[sh], h)
 	return h
@@ -249,6 +258,7 @@ func (f *fetch) run(st *StepStats) error {
 		f.keys[sh] = keys[:0]
 		f.pos[sh] = f.pos[sh][:0]
 	}
+	f.lastH = -1
 	return nil
 }
 
@@ -269,6 +279,9 @@ type predList struct {
 // apply runs an expand or check step over the rows of t, reading local
 // adjacency directly and remote adjacency through batched fabric READs.
 func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
+	if out, ok, err := r.typeCheckByIndex(s, t, st); ok {
+		return out, err
+	}
 	f := newFetch(r, t.N)
 	from := func(row int) ID {
 		if s.From.Kind == planner.OpConst {
@@ -338,8 +351,24 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 		typeIdx[c] = l
 	}
 
-	src := make([]int32, 0, t.N)
+	// Size the output once: an expansion makes one row per neighbour.
+	size := t.N
+	if s.ToNew && !s.PredNew {
+		size = 0
+		for row := 0; row < t.N; row++ {
+			switch hr := h[row]; {
+			case hr == -2:
+				size += len(typeIdx[from(row)])
+			default:
+				size += len(f.list(hr))
+			}
+		}
+	}
+	src := make([]int32, 0, size)
 	var newTo, newPred []ID
+	if s.ToNew {
+		newTo = make([]ID, 0, size)
+	}
 	predCol := -1
 	if s.PredNew {
 		predCol = s.Pred.Col
@@ -399,4 +428,109 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 		out.Cols[s.To.Col] = newTo
 	}
 	return out, nil
+}
+
+// typeCheckByIndex runs a type check (?x rdf:type C, ?x bound) by testing
+// each row's value against a bitmap of the owner shard's instances of C
+// (built from the shard's type index once and cached by the node) instead
+// of looking up every row's types. It reports false when the rows are too
+// few for that to pay, or C is also a predicate (its index vertex then
+// mixes objects and instances).
+func (r *task) typeCheckByIndex(s *planner.Step, t *Table, st *StepStats) (*Table, bool, error) {
+	if s.Kind != planner.StepCheck || s.PredNew || s.Pred.Kind != planner.OpConst || s.Pred.ID != graphstore.TypeID ||
+		s.Dir != planner.Out || s.To.Kind != planner.OpConst || s.From.Kind != planner.OpVar {
+		return nil, false, nil
+	}
+	c := s.To.ID
+	stats := r.eng.stats
+	if _, punned := stats.Preds[c]; punned {
+		return nil, false, nil
+	}
+	shards := r.eng.store.Shards()
+	if t.N < 64 && !r.eng.hasTypeSets(r.node, c) {
+		return nil, false, nil
+	}
+	col := t.Cols[s.From.Col]
+	owners := make([]int32, t.N)
+	sets := make([]*idSet, shards)
+	for row := 0; row < t.N; row++ {
+		o := r.eng.store.Owner(col[row])
+		owners[row] = int32(o)
+		if sets[o] == nil {
+			set, err := r.typeSet(o, c, st)
+			if err != nil {
+				return nil, true, err
+			}
+			if set == nil {
+				return nil, false, nil // too sparse for a bitmap
+			}
+			sets[o] = set
+		}
+	}
+	src := make([]int32, 0, t.N)
+	for row := 0; row < t.N; row++ {
+		if sets[owners[row]].has(col[row]) {
+			src = append(src, int32(row))
+		}
+	}
+	return t.gather(src), true, nil
+}
+
+// idSet is a bitmap of IDs in [lo, lo+64·len(bits)).
+type idSet struct {
+	lo   ID
+	bits []uint64
+}
+
+func (s *idSet) has(x ID) bool {
+	if x < s.lo {
+		return false
+	}
+	i := x - s.lo
+	return i>>6 < ID(len(s.bits)) && s.bits[i>>6]&(1<<(i&63)) != 0
+}
+
+// maxSetWords bounds one bitmap (8 MiB): sparser classes are checked row
+// by row.
+const maxSetWords = 1 << 20
+
+type typeSetKey struct {
+	node, shard int
+	class       ID
+}
+
+func (e *Engine) hasTypeSets(node int, c ID) bool {
+	_, ok := e.typeSets.Load(typeSetKey{node, node, c})
+	return ok
+}
+
+// typeSet returns node r.node's bitmap of shard sh's instances of c,
+// reading the shard's type index (through the fabric when remote) the
+// first time. The store is immutable, so the bitmap never goes stale.
+func (r *task) typeSet(sh int, c ID, st *StepStats) (*idSet, error) {
+	k := typeSetKey{r.node, sh, c}
+	if v, ok := r.eng.typeSets.Load(k); ok {
+		return v.(*idSet), nil
+	}
+	out := make([][]ID, 1)
+	if err := r.lookup(sh, []Key{graphstore.MakeKey(graphstore.IndexVertex, c, planner.In)}, out, st); err != nil {
+		return nil, err
+	}
+	l := out[0]
+	set := &idSet{}
+	if len(l) > 0 {
+		span := uint64(l[len(l)-1]-l[0])/64 + 1
+		if span > maxSetWords || (span > 4*uint64(len(l)) && span > 4096) {
+			r.eng.typeSets.Store(k, (*idSet)(nil))
+			return nil, nil
+		}
+		set.lo = l[0]
+		set.bits = make([]uint64, span)
+		for _, x := range l {
+			i := x - set.lo
+			set.bits[i>>6] |= 1 << (i & 63)
+		}
+	}
+	v, _ := r.eng.typeSets.LoadOrStore(k, set)
+	return v.(*idSet), nil
 }

@@ -57,3 +57,33 @@ func dedupSorted(l []ID) []ID {
 	}
 	return l[:w]
 }
+
+// gallop returns the first index i >= from with l[i] >= x (len(l) if
+// none): exponential steps from from, then binary search, so a run of
+// ascending probes costs about the distance it moves, not log(len(l))
+// each.
+func gallop(l []ID, from int, x ID) int {
+	if from >= len(l) || l[from] >= x {
+		return from
+	}
+	step := 1
+	lo, hi := from, from+1 // l[lo] < x
+	for hi < len(l) && l[hi] < x {
+		lo = hi
+		step <<= 1
+		hi = lo + step
+	}
+	if hi > len(l) {
+		hi = len(l)
+	}
+	// l[lo] < x, and l[hi] >= x or hi == len(l)
+	for lo+1 < hi {
+		m := int(uint(lo+hi) >> 1)
+		if l[m] < x {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return hi
+}

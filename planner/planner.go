@@ -126,7 +126,7 @@ func Build(q *sparql.Query, cat Catalog, stats *Stats, opts Options) (*Plan, err
 		}
 	}
 	p := &Plan{
-		Form: q.Form, Root: st.root, Template: st.template, Describe: st.describe, Exists: st.exists,
+		Form: q.Form, Base: q.Base, Root: st.root, Template: st.template, Describe: st.describe, Exists: st.exists,
 		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Shards: max(1, stats.Shards),
 	}
 	if q.Form == sparql.FormSelect {
@@ -504,7 +504,13 @@ func (s *orderSearch) step(cur searchState, i int, kind StepKind, d Dir) candida
 	}
 	st.EstRows = next.rows
 	// Cost: every input row is looked up once, every output row is made.
-	next.cost = cur.cost + in + next.rows
+	// A type check tests a cached bitmap of the class (exec), a fraction of
+	// a lookup.
+	lookup := 1.0
+	if kind == StepCheck && s.isType(p) && d == Out && !to.isVar {
+		lookup = 0.2
+	}
+	next.cost = cur.cost + lookup*in + next.rows
 	return candidate{st: next, steps: []Step{st}}
 }
 

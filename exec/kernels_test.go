@@ -1,0 +1,42 @@
+package exec
+
+import (
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+func TestKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n < 300; n++ {
+		l := make([]ID, rng.IntN(200))
+		for i := range l {
+			l[i] = ID(rng.IntN(400))
+		}
+		sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+		l = dedupSorted(l)
+		for i := 1; i < len(l); i++ {
+			if l[i] <= l[i-1] {
+				t.Fatalf("dedupSorted left %v", l)
+			}
+		}
+		for q := 0; q < 50; q++ {
+			x := ID(rng.IntN(420))
+			want := sort.Search(len(l), func(i int) bool { return l[i] >= x })
+			from := 0
+			if want > 0 {
+				from = rng.IntN(want + 1)
+			}
+			if got := gallop(l, from, x); got != want {
+				t.Fatalf("gallop(%v, %d, %d) = %d, want %d", l, from, x, got, want)
+			}
+			if got := contains(l, x); got != (want < len(l) && l[want] == x) {
+				t.Fatalf("contains(%v, %d) = %v", l, x, got)
+			}
+		}
+		u := mergeUnion([][]ID{l, l[:len(l)/2], {1, 3}})
+		if !sort.SliceIsSorted(u, func(i, j int) bool { return u[i] < u[j] }) || len(dedupSorted(append([]ID(nil), u...))) != len(u) {
+			t.Fatalf("mergeUnion not a sorted set: %v", u)
+		}
+	}
+}
