@@ -128,7 +128,7 @@ isql() { isql-vt "127.0.0.1:$SQL_PORT" dba dba "$@"; }
 # start_server DIR: starts virtuoso-t in DIR and waits until SQL and HTTP answer.
 start_server() {
 	local dir=$1
-	if ss -ltn 2>/dev/null | grep -qE "127\.0\.0\.1:($SQL_PORT|$HTTP_PORT)\b"; then
+	if command -v ss >/dev/null && ss -ltn 2>/dev/null | grep -qE "127\.0\.0\.1:($SQL_PORT|$HTTP_PORT)\b"; then
 		log "port $SQL_PORT or $HTTP_PORT is in use (set VIRTUOSO_SQL_PORT / VIRTUOSO_HTTP_PORT)"
 		return 1
 	fi
@@ -142,8 +142,8 @@ start_server() {
 			tail -20 "$dir/virtuoso.log" >&2 || true
 			return 1
 		fi
-		if echo "status();" | isql >/dev/null 2>&1 &&
-			curl -fsS -o /dev/null "http://127.0.0.1:$HTTP_PORT/sparql?query=ASK%7B%7D" 2>/dev/null; then
+		# The HTTP listener comes up before the SQL one ("Server online").
+		if echo "status();" | isql >/dev/null 2>&1; then
 			return 0
 		fi
 		sleep 0.5
@@ -198,8 +198,8 @@ EOF
 		return 1
 	fi
 	local triples
-	triples=$(curl -fsS -H 'Accept: text/csv' --data-urlencode "query=SELECT (COUNT(*) AS ?n) WHERE { GRAPH <$GRAPH> { ?s ?p ?o } }" \
-		"http://127.0.0.1:$HTTP_PORT/sparql" | tail -1 | tr -d '"\r')
+	triples=$(echo "SPARQL SELECT COUNT(*) WHERE { GRAPH <$GRAPH> { ?s ?p ?o } };" | isql 2>/dev/null |
+		awk 'NF==1 && $1 ~ /^[0-9]+$/ {print $1; exit}' || true)
 	local rss
 	rss=$(peak_rss_kb "$(cat "$tmp/server.pid")")
 	log "loaded $triples triples in $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s; stopping"
