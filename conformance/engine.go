@@ -22,25 +22,27 @@ type Evaluator func(ctx context.Context, ds *Dataset, q *sparql.Query, shards in
 // DESCRIBE): Evaluate must grow together with the engine.
 var ErrEngineAPI = errors.New("engine API")
 
-// Evaluate is the Evaluator of our engine: it builds a graphstore.Store of
-// shards shards from the default graph, starts an exec.Engine over it (one
-// fabric node per shard, loopback), runs q and decodes the rows.
+// Evaluate is the Evaluator of our engine: it builds a graphstore.Dataset
+// of shards shards (the default graph and every named graph, one
+// dictionary), starts an exec.Engine over it (NewDatasetEngine: one fabric
+// node per shard, loopback), runs q and decodes the rows.
 //
-// What the engine's API does not offer yet fails with ErrEngineAPI:
-//   - named graphs: there is no way to give the engine a dataset of several
-//     graphs (needed by qt:graphData, FROM / FROM NAMED and GRAPH);
-//   - exec.Result has rows only: no boolean for ASK, no triples for
-//     CONSTRUCT and DESCRIBE.
+// ASK answers with exec.Result.Boolean, CONSTRUCT and DESCRIBE with
+// exec.Result.Triples.
 func Evaluate(ctx context.Context, ds *Dataset, q *sparql.Query, shards int) (*Answer, error) {
-	if len(ds.Named) > 0 {
-		return nil, fmt.Errorf("%w: no named graphs in the engine (the dataset has some)", ErrEngineAPI)
-	}
-	b, err := graphstore.NewBuilder(shards)
+	b, err := graphstore.NewDatasetBuilder(shards)
 	if err != nil {
 		return nil, err
 	}
-	if len(ds.Default) > 0 {
-		if err := b.AddTriples(ds.Default); err != nil {
+	if err := b.AddTriples(rdf.Term{}, ds.Default); err != nil {
+		return nil, fmt.Errorf("graphstore: %w", err)
+	}
+	for _, g := range ds.Named {
+		name := rdf.NewIRI(g.IRI)
+		if err := b.AddGraph(name); err != nil {
+			return nil, fmt.Errorf("graphstore: %w", err)
+		}
+		if err := b.AddTriples(name, g.Triples); err != nil {
 			return nil, fmt.Errorf("graphstore: %w", err)
 		}
 	}
@@ -48,7 +50,7 @@ func Evaluate(ctx context.Context, ds *Dataset, q *sparql.Query, shards int) (*A
 	if err != nil {
 		return nil, fmt.Errorf("graphstore: %w", err)
 	}
-	e, err := exec.NewGraphEngine(st, exec.Config{})
+	e, err := exec.NewDatasetEngine(st, exec.Config{})
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -70,11 +72,15 @@ func Evaluate(ctx context.Context, ds *Dataset, q *sparql.Query, shards int) (*A
 		go func() { e.Close(); st.Close() }()
 		return nil, ctx.Err()
 	}
-	switch q.Form {
+	switch res.Form {
 	case sparql.FormAsk:
-		return nil, fmt.Errorf("%w: exec.Result has no ASK answer (%d rows returned)", ErrEngineAPI, res.Len())
+		return &Answer{Kind: Boolean, Boolean: res.Boolean}, nil
 	case sparql.FormConstruct, sparql.FormDescribe:
-		return nil, fmt.Errorf("%w: exec.Result has no triples for %s (%d rows returned)", ErrEngineAPI, q.Form, res.Len())
+		a := &Answer{Kind: Graph, Graph: make([]rdf.Triple, res.NumTriples())}
+		for i := range a.Graph {
+			a.Graph[i] = res.Triple(i)
+		}
+		return a, nil
 	}
 	a := &Answer{Kind: Solutions, Vars: res.VarNames(), Rows: make([][]rdf.Term, res.Len())}
 	for i := range a.Rows {

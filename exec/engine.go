@@ -306,7 +306,14 @@ func (n *node) runSubQuery(ctx context.Context, cancel context.CancelFunc, key f
 		t.stats = make([]StepStats, len(q.steps))
 	}
 	rep := &reply{fork: q.fork}
-	res, err := t.explore(q.start, q.table)
+	res, err := func() (res *Table, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = recovered(r)
+			}
+		}()
+		return t.explore(q.start, q.table)
+	}()
 	if err != nil {
 		rep.err = fmt.Sprintf("node %d: %v", n.id, err)
 		if rep.err == "" {
@@ -441,7 +448,8 @@ func (r *task) finishFork(k int, local *Table, wait func() ([]*Table, error), st
 		res = &Table{Cols: make([][]ID, r.ncols)}
 	}
 	for _, p := range parts {
-		res.appendTable(p)
+		// The children ran steps k… without the pushed filters.
+		res.appendTable(r.filters.applyFrom(k, p))
 	}
 	return res, nil
 }
@@ -512,50 +520,6 @@ func (e *Engine) submit(ctx context.Context, i int, f func()) error {
 	}
 }
 
-// runExplore runs one exploration on its coordinator node.
-func (e *Engine) runExplore(ctx context.Context, ex *planner.Explore, opts Options) (*Table, []StepStats, int, error) {
-	if ex.Empty {
-		return &Table{Vars: ex.Vars, Cols: make([][]ID, len(ex.Vars))}, nil, 0, nil
-	}
-	if len(ex.Steps) == 0 {
-		t := unitTable(len(ex.Vars))
-		t.Vars = ex.Vars
-		return t, nil, 0, nil
-	}
-	coord := e.local[e.rr.Add(1)%uint64(len(e.local))]
-	if ex.StartConst != 0 {
-		if o := e.store.Owner(ex.StartConst); e.nodes[o] != nil {
-			coord = o
-		}
-	}
-	t := &task{eng: e, node: coord, ctx: ctx, steps: ex.Steps, ncols: len(ex.Vars), analyze: opts.Analyze}
-	if opts.Analyze {
-		t.stats = make([]StepStats, len(ex.Steps))
-	}
-	type result struct {
-		t   *Table
-		err error
-	}
-	done := make(chan result, 1)
-	err := e.submit(ctx, coord, func() {
-		res, err := t.explore(0, unitTable(len(ex.Vars)))
-		done <- result{res, err}
-	})
-	if err != nil {
-		return nil, nil, coord, err
-	}
-	select {
-	case res := <-done:
-		if res.err != nil {
-			return nil, nil, coord, res.err
-		}
-		res.t.Vars = ex.Vars
-		return res.t, t.stats, coord, nil
-	case <-e.ctx.Done():
-		return nil, nil, coord, ErrClosed
-	}
-}
-
 // Run plans and runs q.
 func (e *Engine) Run(ctx context.Context, q *sparql.Query, opts Options) (*Result, error) {
 	if e.closed.Load() {
@@ -595,7 +559,7 @@ func (e *Engine) Plan(q *sparql.Query, opts Options) (*planner.Plan, error) {
 		return p, nil
 	}
 	p, err := planner.Build(q, e.store, e.stats, planner.Options{
-		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Cost: e.cfg.Cost,
+		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Cost: e.cfg.Cost, ConstEval: constEval,
 	})
 	if err != nil {
 		return nil, err

@@ -43,7 +43,8 @@ type task struct {
 	steps   []planner.Step
 	ncols   int
 	analyze bool
-	stats   []StepStats // per step; nil unless analyze
+	stats   []StepStats  // per step; nil unless analyze
+	filters *stepFilters // pushed FILTERs (nil: none, as in a forked child)
 }
 
 // explore runs steps[k:] over t and returns the rows (full history).
@@ -87,6 +88,7 @@ func (r *task) explore(k int, t *Table) (*Table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", k+1, err)
 		}
+		t = r.filters.apply(k, t)
 		if st != nil {
 			st.RowsOut += uint64(t.N)
 			st.Time += time.Since(t0)

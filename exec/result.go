@@ -2,9 +2,7 @@ package exec
 
 import (
 	"context"
-	"fmt"
 	"math/big"
-	"sort"
 	"strings"
 	"time"
 
@@ -16,12 +14,27 @@ import (
 // Result is the answer of a query: the result variables and the rows as ID
 // columns (Rows.Cols[i] binds Vars[i]), decoded to terms on demand.
 type Result struct {
+	// Form is the query form: SELECT answers with Vars and Rows, ASK with
+	// Boolean, CONSTRUCT and DESCRIBE with Triples (Rows then holds the
+	// solutions of the pattern, with no columns).
+	Form     sparql.Form
 	Vars     []sparql.Var
 	Rows     *Table
+	Boolean  bool
+	Triples  [][3]ID // a set: no triple twice; decode with Triple or Term
 	Plan     *planner.Plan
 	Analysis *Analysis // nil unless Options.Analyze
 	store    Store
 	locals   *TermTable
+}
+
+// NumTriples returns the number of triples of a CONSTRUCT or DESCRIBE.
+func (r *Result) NumTriples() int { return len(r.Triples) }
+
+// Triple decodes triple i of a CONSTRUCT or DESCRIBE.
+func (r *Result) Triple(i int) rdf.Triple {
+	t := r.Triples[i]
+	return rdf.Triple{S: r.Term(t[0]), P: r.Term(t[1]), O: r.Term(t[2])}
 }
 
 // Len returns the number of rows.
@@ -85,8 +98,19 @@ func (r *Result) VarNames() []string {
 type Analysis struct {
 	PlanTime  time.Duration
 	ExecTime  time.Duration
-	Explores  []ExploreAnalysis // in the order of Plan.Explores
+	Explores  []ExploreAnalysis // in the order the explorations ran
 	TotalRows int
+	// byExplore sums the runs of each exploration (one that runs more
+	// than once: DESCRIBE rounds, an EXISTS in a nested filter).
+	byExplore map[*planner.Explore]*ExploreAnalysis
+}
+
+// Of returns the measurements of exploration ex (nil if it did not run).
+func (a *Analysis) Of(ex *planner.Explore) *ExploreAnalysis {
+	if a == nil {
+		return nil
+	}
+	return a.byExplore[ex]
 }
 
 // ExploreAnalysis is one exploration's measurements.
@@ -96,16 +120,41 @@ type ExploreAnalysis struct {
 }
 
 // Execute runs a plan made by Plan (or planner.Build over this engine's
-// store).
-func (e *Engine) Execute(ctx context.Context, plan *planner.Plan, opts Options) (*Result, error) {
+// store). A panic while running it is returned as an error.
+func (e *Engine) Execute(ctx context.Context, plan *planner.Plan, opts Options) (res *Result, err error) {
 	t0 := time.Now()
-	res := &Result{Vars: plan.Vars, Plan: plan, store: e.store, locals: &TermTable{}}
+	res = &Result{Form: plan.Form, Vars: plan.Vars, Plan: plan, store: e.store, locals: &TermTable{}}
+	if res.Form == 0 {
+		res.Form = sparql.FormSelect
+	}
 	if opts.Analyze {
 		res.Analysis = &Analysis{}
 	}
-	t, err := e.eval(ctx, plan.Root, opts, res)
-	if err != nil {
-		return nil, err
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, recovered(r)
+		}
+	}()
+	q := newQueryRun(ctx, e, plan, opts, res)
+	t := unitTable(0)
+	if plan.Root != nil {
+		if t, err = q.eval(plan.Root); err != nil {
+			return nil, err
+		}
+	}
+	switch plan.Form {
+	case sparql.FormAsk:
+		res.Boolean = t.N > 0
+	case sparql.FormConstruct:
+		res.Triples = q.construct(t, plan.Template)
+	case sparql.FormDescribe:
+		var root *Table
+		if plan.Root != nil {
+			root = t
+		}
+		if res.Triples, err = q.describe(root, plan.Describe); err != nil {
+			return nil, err
+		}
 	}
 	out := project(t, plan.Vars)
 	res.Rows = out
@@ -114,45 +163,6 @@ func (e *Engine) Execute(ctx context.Context, plan *planner.Plan, opts Options) 
 		res.Analysis.TotalRows = out.N
 	}
 	return res, nil
-}
-
-func (e *Engine) eval(ctx context.Context, n planner.Node, opts Options, res *Result) (*Table, error) {
-	switch n := n.(type) {
-	case *planner.Explore:
-		t, stats, coord, err := e.runExplore(ctx, n, opts)
-		if err != nil {
-			return nil, err
-		}
-		if res.Analysis != nil {
-			res.Analysis.Explores = append(res.Analysis.Explores, ExploreAnalysis{Coordinator: coord, Steps: stats})
-		}
-		return t, nil
-	case *planner.Project:
-		t, err := e.eval(ctx, n.Input, opts, res)
-		if err != nil {
-			return nil, err
-		}
-		return project(t, n.Vars), nil
-	case *planner.Distinct:
-		t, err := e.eval(ctx, n.Input, opts, res)
-		if err != nil {
-			return nil, err
-		}
-		return distinct(t), nil
-	case *planner.OrderBy:
-		t, err := e.eval(ctx, n.Input, opts, res)
-		if err != nil {
-			return nil, err
-		}
-		return orderBy(t, n.Keys, res.Term), nil
-	case *planner.Slice:
-		t, err := e.eval(ctx, n.Input, opts, res)
-		if err != nil {
-			return nil, err
-		}
-		return slice(t, n.Offset, n.Limit), nil
-	}
-	return nil, fmt.Errorf("BUG: plan node %T", n)
 }
 
 // project keeps vars, in order; a variable t does not bind is unbound.
@@ -204,47 +214,6 @@ func slice(t *Table, offset, limit int64) *Table {
 	for r := lo; r < hi; r++ {
 		src = append(src, int32(r))
 	}
-	return t.gather(src)
-}
-
-// orderBy sorts t stably by the keys' terms in SPARQL order.
-func orderBy(t *Table, keys []planner.OrderKey, term func(ID) rdf.Term) *Table {
-	cols := make([]int, len(keys))
-	cache := map[ID]rdf.Term{}
-	dec := func(id ID) rdf.Term {
-		if x, ok := cache[id]; ok {
-			return x
-		}
-		x := term(id)
-		cache[id] = x
-		return x
-	}
-	for i, k := range keys {
-		cols[i] = t.Col(k.Var)
-	}
-	src := make([]int32, t.N)
-	for i := range src {
-		src[i] = int32(i)
-	}
-	sort.SliceStable(src, func(i, j int) bool {
-		for k, c := range cols {
-			if c < 0 {
-				continue
-			}
-			a, b := t.At(c, int(src[i])), t.At(c, int(src[j]))
-			if a == b {
-				continue
-			}
-			cmp := CompareTerms(dec(a), dec(b))
-			if keys[k].Desc {
-				cmp = -cmp
-			}
-			if cmp != 0 {
-				return cmp < 0
-			}
-		}
-		return false
-	})
 	return t.gather(src)
 }
 

@@ -216,6 +216,7 @@ type Plan struct {
 	// (CONSTRUCT), or the solutions whose values are described
 	// (DESCRIBE; Root is nil for a DESCRIBE without WHERE).
 	Form     sparql.Form
+	Base     string // the query's base IRI (for IRI())
 	Root     Node
 	Template []sparql.TriplePattern // CONSTRUCT
 	Describe *DescribePlan          // DESCRIBE

@@ -126,7 +126,7 @@ func Build(q *sparql.Query, cat Catalog, stats *Stats, opts Options) (*Plan, err
 		}
 	}
 	p := &Plan{
-		Form: q.Form, Root: st.root, Template: st.template, Describe: st.describe, Exists: st.exists,
+		Form: q.Form, Base: q.Base, Root: st.root, Template: st.template, Describe: st.describe, Exists: st.exists,
 		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Shards: max(1, stats.Shards),
 	}
 	if q.Form == sparql.FormSelect {

@@ -1,0 +1,547 @@
+package exec
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/wukongd/wukongd/exec/expr"
+	"github.com/wukongd/wukongd/planner"
+	"github.com/wukongd/wukongd/sparql"
+)
+
+// Operators on tables (SPARQL 1.1 §18.5). Columns are matched by
+// variable; an unbound value (0) is compatible with any value. Operators
+// never modify their input tables (a slot's rows may be read again).
+
+// sharedCols returns the column pairs of the variables l and r share.
+func sharedCols(l, r *Table) (lc, rc []int) {
+	for i, v := range l.Vars {
+		if j := r.Col(v); j >= 0 {
+			lc = append(lc, i)
+			rc = append(rc, j)
+		}
+	}
+	return lc, rc
+}
+
+// compatible reports whether row a of l and row b of r agree on the
+// shared columns.
+func compatible(l, r *Table, lc, rc []int, a, b int) bool {
+	for k := range lc {
+		x, y := l.At(lc[k], a), r.At(rc[k], b)
+		if x != 0 && y != 0 && x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// rowKey appends the IDs of row r in cols; ok is false when one is
+// unbound.
+func rowKey(dst []byte, t *Table, cols []int, r int) ([]byte, bool) {
+	for _, c := range cols {
+		v := t.At(c, r)
+		if v == 0 {
+			return dst, false
+		}
+		dst = appendID(dst, v)
+	}
+	return dst, true
+}
+
+// hashIndex indexes the rows of t by their values in cols; rows with an
+// unbound value there are listed apart (they match any value).
+type hashIndex struct {
+	rows map[string][]int32
+	wild []int32
+}
+
+func buildIndex(t *Table, cols []int) *hashIndex {
+	h := &hashIndex{rows: make(map[string][]int32, t.N)}
+	var key []byte
+	for r := 0; r < t.N; r++ {
+		var ok bool
+		key, ok = rowKey(key[:0], t, cols, r)
+		if !ok {
+			h.wild = append(h.wild, int32(r))
+			continue
+		}
+		h.rows[string(key)] = append(h.rows[string(key)], int32(r))
+	}
+	return h
+}
+
+// matches calls fn for every row of r (indexed by h on rc) compatible
+// with row a of l.
+func (h *hashIndex) matches(l, r *Table, lc, rc []int, a int, key []byte, fn func(b int32)) []byte {
+	key, ok := rowKey(key[:0], l, lc, a)
+	if ok {
+		for _, b := range h.rows[string(key)] {
+			fn(b)
+		}
+		for _, b := range h.wild {
+			if compatible(l, r, lc, rc, a, int(b)) {
+				fn(b)
+			}
+		}
+		return key
+	}
+	for b := 0; b < r.N; b++ {
+		if compatible(l, r, lc, rc, a, b) {
+			fn(int32(b))
+		}
+	}
+	return key
+}
+
+// merge builds the rows (la[i] of l) ∪ (ra[i] of r) (-1: none), with the
+// variables of both.
+func merge(l, r *Table, la, ra []int32) *Table {
+	out := &Table{N: len(la)}
+	pick := func(t *Table, src []int32, c int) []ID {
+		if t.Cols[c] == nil {
+			return nil
+		}
+		col := make([]ID, len(src))
+		for i, s := range src {
+			if s >= 0 {
+				col[i] = t.Cols[c][s]
+			}
+		}
+		return col
+	}
+	for c, v := range l.Vars {
+		col := pick(l, la, c)
+		if j := r.Col(v); j >= 0 {
+			rcol := pick(r, ra, j)
+			switch {
+			case col == nil:
+				col = rcol
+			case rcol != nil:
+				for i := range col {
+					if col[i] == 0 {
+						col[i] = rcol[i]
+					}
+				}
+			}
+		}
+		out.Vars = append(out.Vars, v)
+		out.Cols = append(out.Cols, col)
+	}
+	for c, v := range r.Vars {
+		if l.Col(v) >= 0 {
+			continue
+		}
+		out.Vars = append(out.Vars, v)
+		out.Cols = append(out.Cols, pick(r, ra, c))
+	}
+	return out
+}
+
+// hashJoin joins l and r on their shared variables.
+func hashJoin(l, r *Table) *Table {
+	lc, rc := sharedCols(l, r)
+	var la, ra []int32
+	if l.N > 0 && r.N > 0 {
+		h := buildIndex(r, rc)
+		var key []byte
+		for a := 0; a < l.N; a++ {
+			key = h.matches(l, r, lc, rc, a, key, func(b int32) {
+				la = append(la, int32(a))
+				ra = append(ra, b)
+			})
+		}
+	}
+	return merge(l, r, la, ra)
+}
+
+// minus removes the rows of l compatible with a row of r with which they
+// share a bound variable.
+func minus(l, r *Table) *Table {
+	lc, rc := sharedCols(l, r)
+	if len(lc) == 0 || r.N == 0 {
+		return l
+	}
+	h := buildIndex(r, rc)
+	var keep []int32
+	var key []byte
+	for a := 0; a < l.N; a++ {
+		removed := false
+		key = h.matches(l, r, lc, rc, a, key, func(b int32) {
+			if removed {
+				return
+			}
+			for k := range lc {
+				if l.At(lc[k], a) != 0 && r.At(rc[k], int(b)) != 0 {
+					removed = true // compatible and sharing a bound variable
+					return
+				}
+			}
+		})
+		if !removed {
+			keep = append(keep, int32(a))
+		}
+	}
+	if len(keep) == l.N {
+		return l
+	}
+	return l.gather(keep)
+}
+
+// unionTables is the bag union of a and b, columns matched by variable.
+func unionTables(a, b *Table) *Table {
+	out := &Table{Vars: append([]sparql.Var(nil), a.Vars...), Cols: append([][]ID(nil), a.Cols...), N: a.N}
+	for c := range out.Cols {
+		if out.Cols[c] != nil {
+			out.Cols[c] = append([]ID(nil), out.Cols[c][:a.N]...)
+		}
+	}
+	appendAligned(out, b)
+	return out
+}
+
+// appendAligned appends the rows of o to t (whose columns it owns),
+// matching columns by variable; a variable t lacks becomes a new column.
+func appendAligned(t, o *Table) {
+	for _, v := range o.Vars {
+		if t.Col(v) < 0 {
+			t.Vars = append(t.Vars, v)
+			t.Cols = append(t.Cols, nil)
+		}
+	}
+	for c, v := range t.Vars {
+		oc := o.Col(v)
+		var src []ID
+		if oc >= 0 {
+			src = o.Cols[oc]
+		}
+		switch {
+		case src == nil && t.Cols[c] == nil:
+		case src == nil:
+			t.Cols[c] = append(t.Cols[c], make([]ID, o.N)...)
+		case t.Cols[c] == nil:
+			t.Cols[c] = append(make([]ID, t.N, t.N+o.N), src[:o.N]...)
+		default:
+			t.Cols[c] = append(t.Cols[c], src[:o.N]...)
+		}
+	}
+	t.N += o.N
+}
+
+// dropVar returns t without the column of v.
+func dropVar(t *Table, v sparql.Var) *Table {
+	c := t.Col(v)
+	if c < 0 {
+		return t
+	}
+	out := &Table{N: t.N}
+	out.Vars = append(append([]sparql.Var(nil), t.Vars[:c]...), t.Vars[c+1:]...)
+	out.Cols = append(append([][]ID(nil), t.Cols[:c]...), t.Cols[c+1:]...)
+	return out
+}
+
+// leftJoin runs OPTIONAL: the right side is evaluated from the numbered
+// left rows; a right row that passes the filter is kept, a left row no
+// right row extends is kept alone.
+func (q *queryRun) leftJoin(n *planner.LeftJoin) (*Table, error) {
+	l, err := q.eval(n.Left)
+	if err != nil {
+		return nil, err
+	}
+	if l.N == 0 {
+		return l, nil
+	}
+	q.seeds[n.Slot] = withRowNumbers(l, n.RowVar)
+	r, err := q.eval(n.Right)
+	if err != nil {
+		return nil, err
+	}
+	delete(q.seeds, n.Slot)
+	rc := r.Col(n.RowVar)
+	if rc < 0 {
+		return nil, fmt.Errorf("BUG: the right side of OPTIONAL lost the left rows' numbers (?%s)", n.RowVar)
+	}
+	if n.Expr != nil && r.N > 0 {
+		if r, err = q.filter(r, []sparql.Expr{n.Expr}); err != nil {
+			return nil, err
+		}
+	}
+	matched := make([]bool, l.N)
+	for i := 0; i < r.N; i++ {
+		if x := r.At(rc, i); x > 0 && int(x) <= l.N {
+			matched[x-1] = true
+		}
+	}
+	var alone []int32
+	for i, m := range matched {
+		if !m {
+			alone = append(alone, int32(i))
+		}
+	}
+	out := dropVar(r, n.RowVar)
+	if len(alone) == 0 {
+		return out, nil
+	}
+	return unionTables(out, l.gather(alone)), nil
+}
+
+// filter keeps the rows on which every expression is true.
+func (q *queryRun) filter(t *Table, es []sparql.Expr) (*Table, error) {
+	if len(es) == 0 || t.N == 0 {
+		return t, nil
+	}
+	progs := make([]*expr.Program, len(es))
+	for i, e := range es {
+		p, err := q.program(e)
+		if err != nil {
+			return nil, err
+		}
+		progs[i] = p
+	}
+	b := q.binding(t)
+	if err := q.prepareExists(t, b, es...); err != nil {
+		return nil, err
+	}
+	var keep []int32
+	for r := 0; r < t.N; r++ {
+		b.r, b.key = r, q.rowKeys.Add(1)
+		ok := true
+		for _, p := range progs {
+			if !p.EvalBool(b) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			keep = append(keep, int32(r))
+		}
+	}
+	if len(keep) == t.N {
+		return t, nil
+	}
+	return t.gather(keep), nil
+}
+
+// extend adds the columns of binds (an error leaves the value unbound).
+func (q *queryRun) extend(t *Table, binds []planner.Bind) (*Table, error) {
+	out := &Table{Vars: append([]sparql.Var(nil), t.Vars...), Cols: append([][]ID(nil), t.Cols...), N: t.N}
+	progs := make([]*expr.Program, len(binds))
+	cols := make([]int, len(binds))
+	for i, bd := range binds {
+		p, err := q.program(bd.Expr)
+		if err != nil {
+			return nil, err
+		}
+		progs[i] = p
+		c := out.Col(bd.Var)
+		if c < 0 {
+			out.Vars = append(out.Vars, bd.Var)
+			out.Cols = append(out.Cols, nil)
+			c = len(out.Vars) - 1
+		}
+		out.Cols[c] = make([]ID, t.N)
+		cols[i] = c
+	}
+	b := q.binding(out)
+	es := make([]sparql.Expr, len(binds))
+	for i, bd := range binds {
+		es[i] = bd.Expr
+	}
+	if err := q.prepareExists(t, b, es...); err != nil {
+		return nil, err
+	}
+	keys := make([]uint64, t.N)
+	for r := range keys {
+		keys[r] = q.rowKeys.Add(1)
+	}
+	for i, p := range progs {
+		col := out.Cols[cols[i]]
+		for r := 0; r < t.N; r++ {
+			b.r, b.key = r, keys[r]
+			if v, err := p.Eval(b); err == nil {
+				col[r] = q.intern(v)
+			}
+		}
+	}
+	return out, nil
+}
+
+// group groups the rows by the keys' values and computes the aggregates.
+func (q *queryRun) group(t *Table, n *planner.Group) (*Table, error) {
+	keyProgs := make([]*expr.Program, len(n.Keys))
+	keyCols := make([]int, len(n.Keys))
+	var outVars []sparql.Var
+	for i, k := range n.Keys {
+		keyCols[i] = -2
+		if v, ok := k.(*sparql.VarExpr); ok {
+			keyCols[i] = t.Col(v.Var)
+			outVars = append(outVars, v.Var)
+			continue
+		}
+		p, err := q.program(k)
+		if err != nil {
+			return nil, err
+		}
+		keyProgs[i] = p
+	}
+	aggs := make([]*expr.AggregateProgram, len(n.Aggs))
+	var argExprs []sparql.Expr
+	for i, a := range n.Aggs {
+		p, err := q.aggregate(a.Agg)
+		if err != nil {
+			return nil, err
+		}
+		aggs[i] = p
+		if a.Agg.Arg != nil {
+			argExprs = append(argExprs, a.Agg.Arg)
+		}
+		outVars = append(outVars, a.Var)
+	}
+	b := q.binding(t)
+	if err := q.prepareExists(t, b, append(append([]sparql.Expr(nil), n.Keys...), argExprs...)...); err != nil {
+		return nil, err
+	}
+	type group struct {
+		keys []ID
+		accs []expr.Accumulator
+	}
+	var groups []*group
+	index := map[string]*group{}
+	newGroup := func(keys []ID) *group {
+		g := &group{keys: keys, accs: make([]expr.Accumulator, len(aggs))}
+		for i, a := range aggs {
+			g.accs[i] = a.New()
+		}
+		groups = append(groups, g)
+		return g
+	}
+	if len(n.Keys) == 0 {
+		newGroup(nil) // one group, also over no rows
+	}
+	var key []byte
+	for r := 0; r < t.N; r++ {
+		b.r, b.key = r, q.rowKeys.Add(1)
+		var g *group
+		if len(n.Keys) == 0 {
+			g = groups[0]
+		} else {
+			ids := make([]ID, len(n.Keys))
+			key = key[:0]
+			for i := range n.Keys {
+				switch {
+				case keyProgs[i] != nil:
+					if v, err := keyProgs[i].Eval(b); err == nil {
+						ids[i] = q.intern(v)
+					}
+				case keyCols[i] >= 0:
+					ids[i] = t.At(keyCols[i], r)
+				}
+				key = appendID(key, ids[i])
+			}
+			if g = index[string(key)]; g == nil {
+				g = newGroup(ids)
+				index[string(key)] = g
+			}
+		}
+		for _, acc := range g.accs {
+			acc.Add(b)
+		}
+	}
+	out := &Table{Vars: outVars, Cols: make([][]ID, len(outVars)), N: len(groups)}
+	for c := range out.Cols {
+		out.Cols[c] = make([]ID, len(groups))
+	}
+	for gi, g := range groups {
+		c := 0
+		for i := range n.Keys {
+			if keyProgs[i] == nil {
+				out.Cols[c][gi] = g.keys[i]
+				c++
+			}
+		}
+		for _, acc := range g.accs {
+			if v, ok := acc.Result(); ok {
+				out.Cols[c][gi] = q.intern(v)
+			}
+			c++
+		}
+	}
+	return out, nil
+}
+
+// values makes the inline table's rows.
+func (q *queryRun) values(n *planner.Values) *Table {
+	t := &Table{Vars: append([]sparql.Var(nil), n.Vars...), Cols: make([][]ID, len(n.Vars)), N: len(n.Rows)}
+	for c := range t.Cols {
+		t.Cols[c] = make([]ID, len(n.Rows))
+		for r, row := range n.Rows {
+			if c < len(row) {
+				t.Cols[c][r] = q.intern(row[c])
+			}
+		}
+	}
+	return t
+}
+
+// orderBy sorts the rows stably by the keys (SPARQL order, expr.Compare);
+// a key expression that errs sorts as unbound.
+func (q *queryRun) orderBy(t *Table, keys []planner.OrderKey) (*Table, error) {
+	vals := make([][]expr.Value, len(keys))
+	b := q.binding(t)
+	var es []sparql.Expr
+	for _, k := range keys {
+		if k.Expr != nil {
+			es = append(es, k.Expr)
+		}
+	}
+	if err := q.prepareExists(t, b, es...); err != nil {
+		return nil, err
+	}
+	cache := map[ID]expr.Value{}
+	decode := func(id ID) expr.Value {
+		if v, ok := cache[id]; ok {
+			return v
+		}
+		v := expr.Decode(q.term(id))
+		cache[id] = v
+		return v
+	}
+	for i, k := range keys {
+		vals[i] = make([]expr.Value, t.N)
+		if k.Expr == nil {
+			if c := t.Col(k.Var); c >= 0 {
+				for r := 0; r < t.N; r++ {
+					vals[i][r] = decode(t.At(c, r))
+				}
+			}
+			continue
+		}
+		p, err := q.program(k.Expr)
+		if err != nil {
+			return nil, err
+		}
+		for r := 0; r < t.N; r++ {
+			b.r, b.key = r, q.rowKeys.Add(1)
+			if v, err := p.EvalValue(b); err == nil {
+				vals[i][r] = v
+			}
+		}
+	}
+	src := make([]int32, t.N)
+	for i := range src {
+		src[i] = int32(i)
+	}
+	sort.SliceStable(src, func(i, j int) bool {
+		for k := range keys {
+			c := expr.CompareValues(vals[k][src[i]], vals[k][src[j]])
+			if keys[k].Desc {
+				c = -c
+			}
+			if c != 0 {
+				return c < 0
+			}
+		}
+		return false
+	})
+	return t.gather(src), nil
+}

@@ -1,0 +1,456 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wukongd/wukongd/exec/expr"
+	"github.com/wukongd/wukongd/planner"
+	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/sparql"
+)
+
+// The dispatch of the operator tree (planner/ops.go). Property paths and
+// named graphs are evaluated by path.go and dataset.go:
+//
+//	func (e *Engine) evalPath(ctx context.Context, st Store, n *planner.PathScan, input *Table) (*Table, error)
+//	func (e *Engine) evalInGraph(ctx context.Context, name sparql.TermOrVar, input *Table,
+//		run func(ctx context.Context, g *Engine, seed *Table) (*Table, error)) (*Table, error)
+//
+// where input is the seed's rows (or one empty row) and the result keeps
+// every input column; the query's local terms travel in ctx (withLocals).
+
+// queryRun is one evaluation of a plan: what its operators share.
+type queryRun struct {
+	e      *Engine // the engine (graph) explorations run on
+	ctx    context.Context
+	opts   Options
+	plan   *planner.Plan
+	res    *Result
+	locals *TermTable
+	env    *expr.Env
+
+	mu    sync.Mutex
+	progs map[sparql.Expr]*expr.Program
+	aggs  map[*sparql.Aggregate]*expr.AggregateProgram
+	seeds map[int]*Table // slot → rows (evaluation is sequential)
+
+	rowKeys atomic.Uint64
+}
+
+func newQueryRun(ctx context.Context, e *Engine, plan *planner.Plan, opts Options, res *Result) *queryRun {
+	q := &queryRun{e: e, opts: opts, plan: plan, res: res, locals: res.locals,
+		progs: map[sparql.Expr]*expr.Program{}, aggs: map[*sparql.Aggregate]*expr.AggregateProgram{},
+		seeds: map[int]*Table{}}
+	q.ctx = withLocals(ctx, q.locals)
+	q.env = &expr.Env{Base: plan.Base, Exists: q.exists}
+	return q
+}
+
+// on returns the run evaluating on graph engine g (GRAPH), sharing
+// everything else.
+func (q *queryRun) on(g *Engine, ctx context.Context) *queryRun {
+	c := &queryRun{e: g, ctx: ctx, opts: q.opts, plan: q.plan, res: q.res, locals: q.locals, env: q.env,
+		progs: q.progs, aggs: q.aggs, seeds: q.seeds}
+	return c
+}
+
+// ---------------------------------------------------------------------------
+// Terms and IDs
+
+// term decodes an ID: a store ID or a query-local one.
+func (q *queryRun) term(id ID) rdf.Term {
+	if id == 0 {
+		return rdf.Term{}
+	}
+	if id >= LocalIDBase {
+		t, _ := q.locals.Term(id)
+		return t
+	}
+	t, _ := q.e.store.Term(id)
+	return t
+}
+
+// intern returns the ID of a term: the dictionary's when the store knows
+// it (so that joins by ID stay exact), else a query-local one.
+func (q *queryRun) intern(t rdf.Term) ID {
+	if t.IsZero() {
+		return 0
+	}
+	if id, ok := q.e.store.LookupTerm(t); ok && id != 0 {
+		return id
+	}
+	return q.locals.Intern(t)
+}
+
+// ---------------------------------------------------------------------------
+// Expressions
+
+func (q *queryRun) program(e sparql.Expr) (*expr.Program, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if p := q.progs[e]; p != nil {
+		return p, nil
+	}
+	p, err := expr.Compile(e, q.env)
+	if err != nil {
+		return nil, fmt.Errorf("cannot compile %s: %w", e, err)
+	}
+	q.progs[e] = p
+	return p, nil
+}
+
+func (q *queryRun) aggregate(a *sparql.Aggregate) (*expr.AggregateProgram, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if p := q.aggs[a]; p != nil {
+		return p, nil
+	}
+	p, err := expr.CompileAggregate(a, q.env)
+	if err != nil {
+		return nil, err
+	}
+	q.aggs[a] = p
+	return p, nil
+}
+
+// rowBinding is row r of a table as an expression sees it. One is reused
+// for every row of an operator's pass (programs do not keep it).
+type rowBinding struct {
+	q      *queryRun
+	t      *Table
+	cols   map[sparql.Var]int
+	r      int
+	key    uint64
+	cache  map[ID]expr.Value
+	exists map[sparql.Pattern][]bool // EXISTS results by row
+}
+
+func (q *queryRun) binding(t *Table) *rowBinding {
+	cols := make(map[sparql.Var]int, len(t.Vars))
+	for c, v := range t.Vars {
+		if _, dup := cols[v]; !dup {
+			cols[v] = c
+		}
+	}
+	return &rowBinding{q: q, t: t, cols: cols, cache: map[ID]expr.Value{}}
+}
+
+func (b *rowBinding) id(v sparql.Var) ID {
+	c, ok := b.cols[v]
+	if !ok {
+		return 0
+	}
+	return b.t.At(c, b.r)
+}
+
+// Lookup implements expr.Binding.
+func (b *rowBinding) Lookup(v sparql.Var) (rdf.Term, bool) {
+	id := b.id(v)
+	if id == 0 {
+		return rdf.Term{}, false
+	}
+	return b.q.term(id), true
+}
+
+// LookupValue implements expr.ValueBinding (decoded values cached by ID).
+func (b *rowBinding) LookupValue(v sparql.Var) (expr.Value, bool) {
+	id := b.id(v)
+	if id == 0 {
+		return expr.Value{}, false
+	}
+	if x, ok := b.cache[id]; ok {
+		return x, true
+	}
+	x := expr.Decode(b.q.term(id))
+	b.cache[id] = x
+	return x, true
+}
+
+// RowKey implements expr.RowKeyer: the solution's identity for BNODE(str).
+func (b *rowBinding) RowKey() uint64 {
+	if b.key == 0 {
+		return uint64(b.r) + 1<<40
+	}
+	return b.key
+}
+
+// SolutionKey implements expr.SolutionKeyer: the visible variables' IDs
+// (one ID per term, so equal keys are equal solutions).
+func (b *rowBinding) SolutionKey() string {
+	key := make([]byte, 0, 8*len(b.t.Vars))
+	for c, v := range b.t.Vars {
+		if !v.Visible() {
+			continue
+		}
+		key = appendID(key, b.t.At(c, b.r))
+	}
+	return string(key)
+}
+
+func appendID(b []byte, v ID) []byte {
+	return append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
+}
+
+// exists is the query's expr.ExistsFunc: the answers were computed for the
+// whole table before the expressions ran (prepareExists).
+func (q *queryRun) exists(pattern sparql.Pattern, row expr.Binding) (bool, error) {
+	b, ok := row.(*rowBinding)
+	if !ok {
+		return false, fmt.Errorf("BUG: EXISTS evaluated on a row of type %T", row)
+	}
+	res, ok := b.exists[pattern]
+	if !ok || b.r >= len(res) {
+		return false, fmt.Errorf("BUG: EXISTS %s was not prepared", pattern)
+	}
+	return res[b.r], nil
+}
+
+// prepareExists runs the pattern of every EXISTS of es, seeded with the
+// rows of t (a bind join: one exploration for all rows, each row numbered
+// in a hidden column), and records which rows have a solution.
+func (q *queryRun) prepareExists(t *Table, b *rowBinding, es ...sparql.Expr) error {
+	var err error
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		sparql.WalkExpr(e, func(e sparql.Expr) bool {
+			x, ok := e.(*sparql.ExistsExpr)
+			if !ok || err != nil {
+				return err == nil
+			}
+			if b.exists == nil {
+				b.exists = map[sparql.Pattern][]bool{}
+			}
+			if _, done := b.exists[x.Pattern]; done {
+				return true
+			}
+			ep := q.plan.Exists[x.Pattern]
+			if ep == nil {
+				err = fmt.Errorf("BUG: no plan for EXISTS %s", x.Pattern)
+				return false
+			}
+			res := make([]bool, t.N)
+			b.exists[x.Pattern] = res
+			if t.N == 0 {
+				return true
+			}
+			q.seeds[ep.Slot] = withRowNumbers(t, ep.RowVar)
+			var out *Table
+			out, err = q.eval(ep.Node)
+			if err != nil {
+				return false
+			}
+			if c := out.Col(ep.RowVar); c >= 0 {
+				for r := 0; r < out.N; r++ {
+					if n := out.At(c, r); n > 0 && int(n) <= t.N {
+						res[n-1] = true
+					}
+				}
+			}
+			return true
+		})
+	}
+	return err
+}
+
+// withRowNumbers returns t with a column v numbering its rows from 1.
+func withRowNumbers(t *Table, v sparql.Var) *Table {
+	col := make([]ID, t.N)
+	for i := range col {
+		col[i] = ID(i + 1)
+	}
+	return &Table{Vars: append(append([]sparql.Var(nil), t.Vars...), v), Cols: append(append([][]ID(nil), t.Cols...), col), N: t.N}
+}
+
+// ---------------------------------------------------------------------------
+// Dispatch
+
+// eval evaluates a plan node to its rows.
+func (q *queryRun) eval(n planner.Node) (*Table, error) {
+	if err := q.ctx.Err(); err != nil {
+		return nil, err
+	}
+	switch n := n.(type) {
+	case *planner.Explore:
+		var seed *Table
+		if n.Seed != nil {
+			s, err := q.eval(n.Seed)
+			if err != nil {
+				return nil, err
+			}
+			seed = s
+		}
+		return q.explore(n, seed)
+	case *planner.Join:
+		if n.Algo == planner.BindJoin {
+			return q.eval(n.Right)
+		}
+		l, err := q.eval(n.Left)
+		if err != nil {
+			return nil, err
+		}
+		r, err := q.eval(n.Right)
+		if err != nil {
+			return nil, err
+		}
+		return hashJoin(l, r), nil
+	case *planner.LeftJoin:
+		return q.leftJoin(n)
+	case *planner.Union:
+		l, err := q.eval(n.Left)
+		if err != nil {
+			return nil, err
+		}
+		r, err := q.eval(n.Right)
+		if err != nil {
+			return nil, err
+		}
+		return unionTables(l, r), nil
+	case *planner.Minus:
+		l, err := q.eval(n.Left)
+		if err != nil {
+			return nil, err
+		}
+		if l.N == 0 {
+			return l, nil
+		}
+		r, err := q.eval(n.Right)
+		if err != nil {
+			return nil, err
+		}
+		return minus(l, r), nil
+	case *planner.Filter:
+		t, err := q.eval(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return q.filter(t, n.Exprs)
+	case *planner.Extend:
+		t, err := q.eval(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return q.extend(t, n.Binds)
+	case *planner.Group:
+		t, err := q.eval(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return q.group(t, n)
+	case *planner.Values:
+		return q.values(n), nil
+	case *planner.SeedRef:
+		t := q.seeds[n.Slot]
+		if t == nil {
+			return nil, fmt.Errorf("BUG: slot %d read before it is filled", n.Slot)
+		}
+		return t, nil
+	case *planner.Let:
+		v, err := q.eval(n.Value)
+		if err != nil {
+			return nil, err
+		}
+		q.seeds[n.Slot] = v
+		return q.eval(n.Body)
+	case *planner.PathScan:
+		input := unitTable(0)
+		if n.Seed != nil {
+			s, err := q.eval(n.Seed)
+			if err != nil {
+				return nil, err
+			}
+			input = s
+		}
+		return q.e.evalPath(q.ctx, q.e.store, n, input)
+	case *planner.GraphScan:
+		input := unitTable(0)
+		if n.Seed != nil {
+			s, err := q.eval(n.Seed)
+			if err != nil {
+				return nil, err
+			}
+			input = s
+		}
+		return q.e.evalInGraph(q.ctx, n.Graph.Name, input, func(ctx context.Context, g *Engine, seed *Table) (*Table, error) {
+			t, err := q.on(g, ctx).eval(n.Input)
+			if err != nil {
+				return nil, err
+			}
+			return hashJoin(seed, t), nil
+		})
+	case *planner.Project:
+		t, err := q.eval(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return project(t, n.Vars), nil
+	case *planner.Distinct:
+		t, err := q.eval(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return distinct(t), nil
+	case *planner.OrderBy:
+		t, err := q.eval(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return q.orderBy(t, n.Keys)
+	case *planner.Slice:
+		t, err := q.eval(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return slice(t, n.Offset, n.Limit), nil
+	}
+	return nil, fmt.Errorf("BUG: plan node %T", n)
+}
+
+// explore runs an exploration (from the seed's rows when seed is not nil)
+// and records its measurements.
+func (q *queryRun) explore(n *planner.Explore, seed *Table) (*Table, error) {
+	flt, err := q.stepFilters(n)
+	if err != nil {
+		return nil, err
+	}
+	t, stats, coord, err := q.e.runExploreFrom(q.ctx, n, seed, flt, q.opts)
+	if err != nil {
+		return nil, err
+	}
+	if a := q.res.Analysis; a != nil {
+		q.mu.Lock()
+		a.Explores = append(a.Explores, ExploreAnalysis{Coordinator: coord, Steps: stats})
+		if a.byExplore == nil {
+			a.byExplore = map[*planner.Explore]*ExploreAnalysis{}
+		}
+		if prev := a.byExplore[n]; prev != nil && len(prev.Steps) == len(stats) {
+			for i := range stats {
+				prev.Steps[i].add(&stats[i])
+			}
+		} else {
+			a.byExplore[n] = &ExploreAnalysis{Coordinator: coord, Steps: append([]StepStats(nil), stats...)}
+		}
+		q.mu.Unlock()
+	}
+	return t, nil
+}
+
+// recovered turns a panic of a worker into the query's error.
+func recovered(r any) error {
+	return fmt.Errorf("BUG: panic in the engine: %v\n%s", r, debug.Stack())
+}
+
+// constEval evaluates an expression without variables for the planner's
+// foldConstants pass.
+func constEval(e sparql.Expr) (rdf.Term, error) {
+	p, err := expr.Compile(e, nil)
+	if err != nil {
+		return rdf.Term{}, err
+	}
+	return p.Eval(expr.MapBinding{})
+}
