@@ -253,9 +253,20 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 		}
 		p("\n")
 		for _, s := range tput {
-			if best := bestPoint(s); best != nil {
+			if best := bestPoint(s.Throughput); best != nil {
 				p("- %s: peak %.0f queries/s with %d clients.\n", s.Name, best.QPS, best.Clients)
 			}
+		}
+		p("\n")
+		p("The load generator (the same Go client, decoding every row) runs on the same machine and shares its cores with the server.\n\n")
+	}
+	if base != nil && len(base.ThroughputInProcess) > 0 {
+		p("%s\n\n", h("Throughput: the same mix in process"))
+		p("The same query sequence run by N goroutines calling %s's engine directly (parse — every text is new, so the parse cache misses — plan, execute; no HTTP, no decoding): "+
+			"what the engine sustains without the protocol.\n\n", Base)
+		p("| clients | q/s | median / p99 (ms) | load avg |\n|---|---|---|---|\n")
+		for _, pt := range base.ThroughputInProcess {
+			p("| %d | %.0f | %s / %s | %.1f |\n", pt.Clients, pt.QPS, fmtMs(pt.Latency.Median), fmtMs(pt.Latency.P99), pt.LoadAvg.One)
 		}
 		p("\n")
 	}
@@ -293,11 +304,11 @@ func point(s *System, clients int) *ThroughputPoint {
 	return nil
 }
 
-func bestPoint(s *System) *ThroughputPoint {
+func bestPoint(pts []ThroughputPoint) *ThroughputPoint {
 	var best *ThroughputPoint
-	for i := range s.Throughput {
-		if best == nil || s.Throughput[i].QPS > best.QPS {
-			best = &s.Throughput[i]
+	for i := range pts {
+		if best == nil || pts[i].QPS > best.QPS {
+			best = &pts[i]
 		}
 	}
 	return best

@@ -57,7 +57,10 @@ type System struct {
 	Load       *Load             `json:"load,omitempty"`
 	Latency    []*LatencyRun     `json:"latency,omitempty"`
 	Throughput []ThroughputPoint `json:"throughput,omitempty"`
-	Errors     []string          `json:"errors,omitempty"`
+	// ThroughputInProcess is the mixed workload run in process (no HTTP),
+	// where the system has such a path.
+	ThroughputInProcess []ThroughputPoint `json:"throughput_in_process,omitempty"`
+	Errors              []string          `json:"errors,omitempty"`
 }
 
 // Load is the cost of loading the dataset and of opening it again.

@@ -502,6 +502,9 @@ func (r *benchRun) wukongd(ctx context.Context, s *bench.System, data string) er
 	if err == nil {
 		err = r.buildMix(ctx, eng)
 	}
+	if err == nil && !f.skipTput {
+		r.throughputInProcess(ctx, s, eng)
+	}
 	eng.Close()
 	st.Close()
 	if err != nil {
@@ -686,6 +689,33 @@ func (r *benchRun) buildMix(ctx context.Context, eng *wexec.Engine) error {
 	}
 	r.mix = mix
 	return nil
+}
+
+// throughputInProcess runs the mixed workload against the engine directly.
+func (r *benchRun) throughputInProcess(ctx context.Context, s *bench.System, eng *wexec.Engine) {
+	do := func(ctx context.Context, text string) (int, error) {
+		q, err := sparql.ParseQuery(text)
+		if err != nil {
+			return 0, err
+		}
+		res, err := eng.Run(ctx, q, wexec.Options{})
+		if err != nil {
+			return 0, err
+		}
+		return res.Len(), nil
+	}
+	for _, n := range r.f.tput.Clients {
+		cfg := r.f.tput
+		cfg.Clients = []int{n}
+		pts := bench.MeasureThroughput(ctx, cfg, r.mix, do)
+		if len(pts) == 0 {
+			return
+		}
+		p := pts[0]
+		s.ThroughputInProcess = append(s.ThroughputInProcess, p)
+		r.logf("wukongd in-process throughput, %d clients: %.0f q/s, median %.3f ms, p99 %.3f ms, %d errors (load average %s)",
+			n, p.QPS, p.Latency.Median, p.Latency.P99, p.Errors, p.LoadAvg)
+	}
 }
 
 // overHTTP measures latency and throughput against an endpoint. pid, when
