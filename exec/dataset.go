@@ -257,7 +257,7 @@ func (e *Engine) evalInGraph(ctx context.Context, name sparql.TermOrVar, input *
 	for _, g := range graphs {
 		var rows []int32
 		for r := 0; r < input.N; r++ {
-			if v := input.At(max(gcol, 0), r); gcol < 0 || v == 0 || v == g.ID {
+			if gcol < 0 || input.At(gcol, r) == 0 || input.At(gcol, r) == g.ID {
 				rows = append(rows, int32(r))
 			}
 		}
