@@ -32,6 +32,10 @@ type ProcsConfig struct {
 	HTTPPorts, FabricPorts []int
 	// Args are more arguments for `wukongd serve` (--mode, --timeout, …).
 	Args []string
+	// Standalone starts one process without --node and --peers: the whole
+	// snapshot in one process (its shards over the loopback fabric), for
+	// comparisons. Nodes must be 1.
+	Standalone bool
 	// Output receives the processes' output, each line prefixed with
 	// "node I: " (nil: discarded).
 	Output io.Writer
@@ -67,8 +71,8 @@ func FreePort(host string) (int, error) {
 // --peers …` and waits until every one answers /readyz (all peers
 // connected) or ctx ends; on failure it stops what it started.
 func StartProcs(ctx context.Context, cfg ProcsConfig) (*Procs, error) {
-	if cfg.Nodes < 1 {
-		return nil, fmt.Errorf("a cluster of %d nodes", cfg.Nodes)
+	if cfg.Nodes < 1 || cfg.Standalone && cfg.Nodes != 1 {
+		return nil, fmt.Errorf("a cluster of %d nodes (standalone: %v)", cfg.Nodes, cfg.Standalone)
 	}
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
@@ -127,8 +131,11 @@ func (p *Procs) Start(i int) error {
 			return fmt.Errorf("node %d is running", i)
 		}
 	}
-	args := append([]string{"serve", "--data", p.cfg.Data, "--node", strconv.Itoa(i),
-		"--peers", strings.Join(p.fabric, ","), "--addr", p.http[i]}, p.cfg.Args...)
+	args := []string{"serve", "--data", p.cfg.Data, "--addr", p.http[i]}
+	if !p.cfg.Standalone {
+		args = append(args, "--node", strconv.Itoa(i), "--peers", strings.Join(p.fabric, ","))
+	}
+	args = append(args, p.cfg.Args...)
 	cmd := exec.Command(p.cfg.Binary, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the harness
 	var pipes []io.Reader
