@@ -161,6 +161,41 @@ func (db *DatasetBuilder) AddTriples(name rdf.Term, batch []rdf.Triple) error {
 	return nil
 }
 
+// AddRawTriples is AddTriples for terms given as bytes
+// (Builder.AddRawTriples): no string is allocated for a term already
+// interned. The batch is not retained; it is safe for concurrent use.
+func (db *DatasetBuilder) AddRawTriples(name rdf.Term, batch []RawTriple) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.built {
+		return fmt.Errorf("cannot add triples: the dataset was already built")
+	}
+	g, err := db.graph(name)
+	if err != nil {
+		return fmt.Errorf("cannot add triples: %w", err)
+	}
+	sc := db.b.scratch.Get().(*termScratch)
+	defer db.b.scratch.Put(sc)
+	views := grow(sc.views, 3*len(batch))
+	sc.views = views
+	for i := range batch {
+		t := &batch[i]
+		views[3*i] = rawView(&t.S)
+		views[3*i+1] = rawView(&t.P)
+		views[3*i+2] = rawView(&t.O)
+	}
+	tns, err := db.b.internBatch(views, sc)
+	clear(views) // drop the views of the caller's bytes
+	if err != nil {
+		return fmt.Errorf("cannot add triples: %w", err)
+	}
+	g.add(slices.Clone(tns), len(batch))
+	return nil
+}
+
 // AddQuads interns a batch of quads and adds each to its graph (G zero:
 // the default graph). The batch is not retained; runs of quads of the same
 // graph are cheapest. It is safe for concurrent use.

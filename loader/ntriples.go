@@ -267,6 +267,15 @@ func (p *ntParser) iri(t *rawTerm) bool {
 	return true
 }
 
+// iriPlain[c] is true for the ASCII bytes an IRIREF holds as they are
+// (not '>', not forbidden): one table load per byte on the fast path.
+var iriPlain = func() (t [256]bool) {
+	for c := 0x21; c < 0x80; c++ {
+		t[c] = c != '>' && !isIRIForbidden(byte(c))
+	}
+	return t
+}()
+
 func (p *ntParser) iriRef() ([]byte, bool) {
 	line := p.line
 	start := p.pos + 1
@@ -274,6 +283,9 @@ func (p *ntParser) iriRef() ([]byte, bool) {
 	high := false
 	for ; i < len(line); i++ {
 		c := line[i]
+		if iriPlain[c] {
+			continue
+		}
 		if c == '>' {
 			break
 		}

@@ -392,12 +392,19 @@ type worker struct {
 	quads []rdf.Quad   // for st.db
 	cache map[string]string
 	nt    ntParser
+
+	// The N-Triples/N-Quads chunk path: terms as bytes of the chunk.
+	raw     []graphstore.RawTriple
+	rawG    rdf.Term // graph of raw (BuildDataset)
+	rawRead uint64   // statements read, not yet counted in st.read
+	side    []byte   // scoped blank node labels of raw
 }
 
 const workerCacheMax = 1 << 16
 
 func newWorker(st *loadState) *worker {
-	return &worker{st: st, batch: make([]rdf.Triple, 0, batchSize), cache: make(map[string]string, 1024)}
+	return &worker{st: st, batch: make([]rdf.Triple, 0, batchSize), cache: make(map[string]string, 1024),
+		raw: make([]graphstore.RawTriple, 0, batchSize)}
 }
 
 // str returns b as a string, reusing an earlier allocation for repeated
@@ -479,30 +486,13 @@ func (w *worker) run(j job) error {
 	if j.chunk != nil {
 		w.nt.quads = j.in.Format == NQuads
 		err = w.nt.parseChunk(j.chunk, j.firstLine, opts, func(q *rawQuad) error {
-			if w.st.db != nil {
-				if q.g.kind != rdf.KindNone {
-					w.st.named.Add(1)
-				}
-				w.st.read.Add(1)
-				w.quads = append(w.quads, rdf.Quad{S: w.term(&q.s, j.prefix), P: w.term(&q.p, j.prefix), O: w.term(&q.o, j.prefix), G: w.term(&q.g, j.prefix)})
-				if len(w.quads) == batchSize {
-					return w.flush()
-				}
-				return nil
-			}
-			if q.g.kind != rdf.KindNone {
-				w.st.read.Add(1)
-				w.st.named.Add(1)
-				return nil
-			}
-			w.batch = append(w.batch, rdf.Triple{S: w.term(&q.s, j.prefix), P: w.term(&q.p, j.prefix), O: w.term(&q.o, j.prefix)})
-			if len(w.batch) == batchSize {
-				w.st.read.Add(uint64(len(w.batch)))
-				return w.flush()
-			}
-			return nil
+			return w.addRaw(q, j.prefix)
 		})
-		w.st.read.Add(uint64(len(w.batch)))
+		// The raw batch points into the chunk: flush it before the chunk
+		// is reused.
+		if ferr := w.flushRaw(); err == nil {
+			err = ferr
+		}
 		select {
 		case w.st.free <- j.chunk[:cap(j.chunk)]:
 		default:
@@ -522,6 +512,79 @@ func (w *worker) run(j job) error {
 		return err
 	}
 	return w.flush()
+}
+
+// addRaw adds a statement of an N-Triples/N-Quads chunk to the raw batch,
+// whose terms are bytes of the chunk (graphstore interns them without
+// allocating a string for a known term).
+func (w *worker) addRaw(q *rawQuad, prefix string) error {
+	w.rawRead++
+	if q.g.kind != rdf.KindNone {
+		w.st.named.Add(1)
+		if w.st.db == nil {
+			return nil
+		}
+		if !w.inRawGraph(&q.g, prefix) {
+			if err := w.flushRaw(); err != nil {
+				return err
+			}
+			w.rawG = w.term(&q.g, prefix)
+		}
+	} else if !w.rawG.IsZero() {
+		if err := w.flushRaw(); err != nil {
+			return err
+		}
+		w.rawG = rdf.Term{}
+	}
+	w.raw = append(w.raw, graphstore.RawTriple{S: w.rawTerm(&q.s, prefix), P: w.rawTerm(&q.p, prefix), O: w.rawTerm(&q.o, prefix)})
+	if len(w.raw) == batchSize {
+		return w.flushRaw()
+	}
+	return nil
+}
+
+// inRawGraph reports whether graph label g is the raw batch's graph.
+func (w *worker) inRawGraph(g *rawTerm, prefix string) bool {
+	v := w.rawG.Value
+	switch {
+	case g.kind != w.rawG.Kind:
+		return false
+	case g.kind == rdf.KindIRI:
+		return v == string(g.val)
+	}
+	return len(v) == len(prefix)+1+len(g.val) && v[:len(prefix)] == prefix && v[len(prefix)] == 'u' && v[len(prefix)+1:] == string(g.val)
+}
+
+func (w *worker) rawTerm(t *rawTerm, prefix string) graphstore.RawTerm {
+	switch t.kind {
+	case rdf.KindBlank:
+		start := len(w.side)
+		w.side = append(w.side, prefix...)
+		w.side = append(w.side, 'u')
+		w.side = append(w.side, t.val...)
+		return graphstore.RawTerm{Kind: rdf.KindBlank, Value: w.side[start:len(w.side):len(w.side)]}
+	case rdf.KindLiteral:
+		return graphstore.RawTerm{Kind: rdf.KindLiteral, Value: t.val, Datatype: t.dt, Lang: t.lang}
+	}
+	return graphstore.RawTerm{Kind: t.kind, Value: t.val}
+}
+
+func (w *worker) flushRaw() error {
+	w.st.read.Add(w.rawRead)
+	w.rawRead = 0
+	if len(w.raw) == 0 {
+		return nil
+	}
+	var err error
+	if w.st.db != nil {
+		err = w.st.db.AddRawTriples(w.rawG, w.raw)
+	} else {
+		err = w.st.b.AddRawTriples(w.raw)
+	}
+	clear(w.raw)
+	w.raw = w.raw[:0]
+	w.side = w.side[:0]
+	return err
 }
 
 func lastNewline(b []byte) int { return bytes.LastIndexByte(b, '\n') }
