@@ -212,7 +212,11 @@ func (e *Engine) runDataset(ctx context.Context, q *sparql.Query, opts Options) 
 		defer run.Close()
 	}
 	run.graphs.ds = e.graphs.ds
-	res, err = run.Run(ctx, q, opts)
+	// The engine running q sees its dataset through ctx: the planner gets
+	// the query without the clause.
+	inner := *q
+	inner.Dataset = nil
+	res, err = run.Run(ctx, &inner, opts)
 	return res, true, err
 }
 
