@@ -490,9 +490,13 @@ func (s *idSet) has(x ID) bool {
 	return i>>6 < ID(len(s.bits)) && s.bits[i>>6]&(1<<(i&63)) != 0
 }
 
-// maxSetWords bounds one bitmap (8 MiB): sparser classes are checked row
-// by row.
-const maxSetWords = 1 << 20
+// maxSetWords bounds one bitmap (8 MiB); a bitmap with fewer than one
+// instance in 4 words is kept only up to maxSparseWords (256 KiB). Classes
+// beyond are checked row by row.
+const (
+	maxSetWords    = 1 << 20
+	maxSparseWords = 1 << 15
+)
 
 type typeSetKey struct {
 	node, shard int
@@ -520,7 +524,7 @@ func (r *task) typeSet(sh int, c ID, st *StepStats) (*idSet, error) {
 	set := &idSet{}
 	if len(l) > 0 {
 		span := uint64(l[len(l)-1]-l[0])/64 + 1
-		if span > maxSetWords || (span > 4*uint64(len(l)) && span > 4096) {
+		if span > maxSetWords || (span > 4*uint64(len(l)) && span > maxSparseWords) {
 			r.eng.typeSets.Store(k, (*idSet)(nil))
 			return nil, nil
 		}

@@ -124,13 +124,18 @@ type Cost struct {
 	MsgLatency, MsgPerByte, ForkFixed float64
 }
 
-// DefaultCost models the in-process loopback fabric, measured on the dev
-// machine (a key lookup through a loopback READ is a pair of small copies,
-// a fork is two messages plus a goroutine hand-off and the encoding).
+// DefaultCost models the in-process loopback fabric, calibrated on the
+// dev machine with the LUBM-40 benchmark (docs/PERFORMANCE.md, Engine):
+// an in-place step costs about 150 ns per remote key after deduplication
+// and batching, while a fork costs about 120 µs (encoding, two messages,
+// a goroutine hand-off on a busy 2-core machine, decoding) plus about 3 ns
+// per byte each way. With these numbers fork-join never pays in one
+// process, which is what the benchmark measures; NetworkCost adds a real
+// network's latencies, under which large fan-outs fork.
 func DefaultCost() Cost {
 	return Cost{
-		ReadRoundTrip: 300, ReadPerKey: 120, ReadPerByte: 0.1,
-		MsgLatency: 1000, MsgPerByte: 0.3, ForkFixed: 8000,
+		ReadRoundTrip: 2000, ReadPerKey: 150, ReadPerByte: 0.1,
+		MsgLatency: 5000, MsgPerByte: 3, ForkFixed: 120000,
 	}
 }
 
