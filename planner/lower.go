@@ -264,9 +264,8 @@ func lowerQuery(st *state) error {
 	if q == nil {
 		return fmt.Errorf("%w: no query", ErrUnsupported)
 	}
-	if q.Dataset != nil {
-		return fmt.Errorf("%w: FROM / FROM NAMED (line %d)", ErrUnsupported, q.Line)
-	}
+	// FROM / FROM NAMED choose the graphs the plan runs on (exec sets up
+	// the query's dataset); they do not change the plan.
 	st.exists = map[sparql.Pattern]*ExistsPlan{}
 	st.cands = map[*Join]*joinCand{}
 	st.slotRows = map[int]Node{}

@@ -621,6 +621,22 @@ func (b *builder) groupGraphPattern(ctx parser.IGroupGraphPatternContext) Patter
 	return g
 }
 
+// hasOwnFilter reports whether the group has a FILTER of its own (not
+// one of a nested group).
+func hasOwnFilter(ctx parser.IGroupGraphPatternContext) bool {
+	c := ctx.(*parser.GroupGraphPatternContext)
+	if c.SubSelect() != nil || c.GroupGraphPatternSub() == nil {
+		return false
+	}
+	sub := c.GroupGraphPatternSub()
+	for _, ch := range sub.GetChildren() {
+		if x, ok := ch.(*parser.GraphPatternNotTriplesContext); ok && x.Filter() != nil {
+			return true
+		}
+	}
+	return false
+}
+
 func (b *builder) notTriples(gp Pos, g Pattern, x *parser.GraphPatternNotTriplesContext) Pattern {
 	switch {
 	case x.GroupOrUnionGraphPattern() != nil:
@@ -639,7 +655,10 @@ func (b *builder) notTriples(gp Pos, g Pattern, x *parser.GraphPatternNotTriples
 		o := x.OptionalGraphPattern().(*parser.OptionalGraphPatternContext)
 		a := b.groupGraphPattern(o.GroupGraphPattern())
 		lj := &LeftJoin{Pos: pos(o), Left: orZ(gp, g), Right: a}
-		if f, ok := a.(*Filter); ok {
+		// Only the OPTIONAL group's own FILTERs become the LeftJoin's
+		// expression (§18.2.2.6); a filter of a group nested in it stays
+		// in that group's scope.
+		if f, ok := a.(*Filter); ok && hasOwnFilter(o.GroupGraphPattern()) {
 			lj.Right = f.Input
 			lj.Expr = conjunction(f.Exprs)
 		}
