@@ -322,6 +322,31 @@ func (r *pathReader) allNodes() ([]ID, error) {
 	return mergeUnion([][]ID{s, o}), nil
 }
 
+// nodesOnly returns the values of the sorted set vs that are nodes of the
+// graph: subjects or objects of a triple (a class, of an rdf:type triple).
+func (r *pathReader) nodesOnly(vs []ID) ([]ID, error) {
+	var keys []Key
+	var at []int
+	for i, v := range vs {
+		if isVertex(v) {
+			keys = append(keys, graphstore.MakeKey(v, graphstore.AllPredicates, planner.Out), graphstore.MakeKey(v, graphstore.AllPredicates, planner.In))
+			at = append(at, i)
+		}
+	}
+	lists, err := r.lookup(keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ID, 0, len(at))
+	for j, i := range at {
+		v := vs[i]
+		if len(lists[2*j]) > 0 || len(lists[2*j+1]) > 0 || v <= graphstore.MaxPredicate && r.stats.Classes[v] > 0 {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
 // classInstances returns the instances of class c (the type index on every
 // shard), checked against (v, rdf:type, Out) when c is also a predicate.
 func (r *pathReader) classInstances(c ID) ([]ID, error) {
@@ -713,6 +738,19 @@ func evalPathPattern(ctx context.Context, st Store, self int, pp *sparql.PathPat
 	}
 	fromS = sortDistinct(fromS)
 	fromO = sortDistinct(fromO)
+	if s.col >= 0 && o.col >= 0 {
+		// Both ends are variables: the pattern's solutions are pairs of
+		// nodes of the graph (§18.5: "for each node x in the graph"), so a
+		// value bound by an earlier step that is not a node matches
+		// nothing, not even with a zero-length path. (A constant end is
+		// its own zero-length match, in the graph or not.)
+		if fromS, err = r.nodesOnly(fromS); err != nil {
+			return nil, nil, err
+		}
+		if fromO, err = r.nodesOnly(fromO); err != nil {
+			return nil, nil, err
+		}
+	}
 	endsS, err := r.eval(fwd, fromS)
 	if err != nil {
 		return nil, nil, err
@@ -754,14 +792,20 @@ func evalPathPattern(ctx context.Context, st Store, self int, pp *sparql.PathPat
 		sv, ov := s.value(t, row), o.value(t, row)
 		switch {
 		case sv != 0:
-			i, _ := slices.BinarySearch(fromS, sv)
+			i, ok := slices.BinarySearch(fromS, sv)
+			if !ok {
+				continue // not a node
+			}
 			for _, y := range endsS[i] {
 				if ov == 0 || y == ov {
 					emit(row, sv, y)
 				}
 			}
 		case ov != 0:
-			i, _ := slices.BinarySearch(fromO, ov)
+			i, ok := slices.BinarySearch(fromO, ov)
+			if !ok {
+				continue // not a node
+			}
 			for _, x := range endsO[i] {
 				emit(row, x, ov)
 			}

@@ -375,3 +375,45 @@ func TestPathSeeded(t *testing.T) {
 		}
 	}
 }
+
+// TestPathBoundNonNodes: a value bound by an earlier step is a node for a
+// path between two variables only if the graph has it (§18.5; W3C
+// values_and_path), while a constant end is always its own zero-length
+// match.
+func TestPathBoundNonNodes(t *testing.T) {
+	for _, shards := range []int{1, 4} {
+		e := newTestEngine(t, pathGraph(), shards)
+		st := e.Store()
+		locals := &TermTable{}
+		lit, _ := st.LookupTerm(rdf.NewLiteral("f", ""))
+		pred, _ := st.LookupTerm(iri("p"))  // a predicate, not a node
+		class, _ := st.LookupTerm(iri("C")) // a class: object of rdf:type
+		outside := locals.Intern(iri("nowhere"))
+		in := &Table{Vars: []sparql.Var{"x"}, N: 4, Cols: [][]ID{{outside, pred, lit, class}}}
+		for _, c := range []struct {
+			where string
+			want  []ID // the x of each output row
+		}{
+			{"?x :p? ?y", []ID{lit, class}},
+			{"?x :p* ?x", []ID{lit, class}},
+			{"?x :p* :nowhere", []ID{outside}}, // constant end: its own match
+			{"?x :p? :p", []ID{pred}},
+		} {
+			pp := parsePath(t, c.where)
+			out, _, err := evalPathPattern(context.Background(), st, 0, pp, in, locals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []ID
+			for r := 0; r < out.N; r++ {
+				got = append(got, out.At(0, r))
+			}
+			slices.Sort(got)
+			want := slices.Clone(c.want)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%d shards: %s: x = %v, want %v", shards, c.where, got, want)
+			}
+		}
+	}
+}
