@@ -44,8 +44,8 @@ func testDataset(t testing.TB, shards int) *graphstore.Dataset {
 	return ds
 }
 
-// rowsOf renders a result as sorted lines of local names ("-" unbound).
-func rowsOf(res *Result) []string {
+// graphRows renders a result as sorted lines of local names ("-" unbound).
+func graphRows(res *Result) []string {
 	var out []string
 	var row []rdf.Term
 	for i := 0; i < res.Len(); i++ {
@@ -124,7 +124,7 @@ func TestDatasetGraphs(t *testing.T) {
 					t.Errorf("%d shards, %s: %s: %v", shards, mode, c.query, err)
 					continue
 				}
-				if got := rowsOf(res); strings.Join(got, "|") != strings.Join(c.want, "|") {
+				if got := graphRows(res); strings.Join(got, "|") != strings.Join(c.want, "|") {
 					t.Errorf("%d shards, %s: %s:\ngot  %q\nwant %q", shards, mode, c.query, got, c.want)
 				}
 			}

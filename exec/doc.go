@@ -81,5 +81,24 @@
 // Memory: the lists a Store returns may alias store memory and are never
 // modified; Tables returned to callers are theirs.
 //
+// # Property paths and named graphs
+//
+// A property path pattern (planner.PathScan) is evaluated by path.go: the
+// path is compiled to IDs with inverses pushed down to the links, then
+// evaluated forwards from the distinct bound starts of the input rows (the
+// subject, else the object with the inverse path, else every node that
+// can start it), with in-place batched reads from one node. Alternatives
+// and sequences are bags; *, + and ? are sets of distinct nodes per start
+// (ALP), searched breadth-first for all starts at once with a roaring
+// bitmap of visited nodes per start, so cycles end the search.
+//
+// NewDatasetEngine(ds *graphstore.Dataset, cfg) runs over a dataset (the
+// default graph is the engine's own store); New and NewGraphEngine make a
+// dataset without named graphs. GRAPH (planner.GraphScan) runs its pattern
+// on a graph engine per named graph (dataset.go: started on first use,
+// stopped by Close); FROM / FROM NAMED run the query on the engine of its
+// default graph (one graph's, an empty one, or a per-query union store for
+// the merge of several) with its named graphs in the context.
+//
 // exec/refeval is the reference evaluator for differential tests.
 package exec

@@ -417,3 +417,43 @@ func TestPathBoundNonNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestPathLUBM compares paths over the real LUBM-1 with the reference.
+func TestPathLUBM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the reference takes seconds on LUBM-1")
+	}
+	triples := lubm1(t)
+	const ub = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#"
+	for _, shards := range []int{1, 4} {
+		e := newTestEngine(t, triples, shards)
+		for _, where := range []string{
+			"?x ub:subOrganizationOf+ ?y",
+			"?x ub:subOrganizationOf* ?y",
+			"?x (ub:advisor|ub:headOf) ?y",
+			"?x ^(ub:worksFor|ub:memberOf)+ ?y",
+			"<http://www.Department0.University0.edu/GraduateStudent1> (ub:advisor/ub:worksFor/ub:subOrganizationOf?)|!ub:advisor ?y",
+			"?x !(ub:advisor|^ub:takesCourse|ub:takesCourse|ub:publicationAuthor) ?y",
+		} {
+			q, err := sparql.ParseQuery("PREFIX ub: <" + ub + "> SELECT * WHERE { " + where + " }")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pp *sparql.PathPattern
+			sparql.Walk(q.Pattern, func(p sparql.Pattern) bool {
+				if x, ok := p.(*sparql.PathPattern); ok {
+					pp = x
+				}
+				return true
+			})
+			got := runPath(t, e, pp)
+			want := refPath(triples, pp)
+			if len(want) == 0 {
+				t.Fatalf("%s: the reference finds nothing", where)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%d shards: %s: %d solutions, want %d", shards, where, len(got), len(want))
+			}
+		}
+	}
+}
