@@ -70,7 +70,7 @@ func NewShardStore(s *graphstore.Store, self rdmakv.NodeID) (*ShardStore, error)
 	if fmt.Sprint(local) != fmt.Sprint(want) {
 		return nil, fmt.Errorf("node %d must hold shards %v, the store holds %v", self, want, local)
 	}
-	ss := &ShardStore{s: s, f: f, self: self, stats: plannerStats(s), local: local,
+	ss := &ShardStore{s: s, f: f, self: self, stats: exec.PlannerStats(s), local: local,
 		remote: make([]*rdmakv.RemoteTable, s.NumShards()), queues: make([]chan envelope, s.NumShards())}
 	for _, i := range local {
 		ss.queues[i] = make(chan envelope, 1024)
@@ -98,25 +98,6 @@ func (ss *ShardStore) Close() error {
 	return nil
 }
 
-// plannerStats converts the store's statistics for the cost model (as
-// exec.GraphStore does for a store in one process).
-func plannerStats(s *graphstore.Store) *planner.Stats {
-	gs := s.Stats()
-	st := &planner.Stats{
-		Shards: s.NumShards(), TypeID: graphstore.TypeID, Triples: gs.Triples,
-		Vertices: max(gs.Subjects, gs.Objects),
-		Preds:    make(map[graphstore.ID]planner.PredStats, len(gs.Predicates)),
-		Classes:  make(map[graphstore.ID]uint64, len(gs.Classes)),
-	}
-	for _, p := range gs.Predicates {
-		st.Preds[p.Pred] = planner.PredStats{Triples: p.Triples, Subjects: p.Subjects, Objects: p.Objects}
-	}
-	for _, c := range gs.Classes {
-		st.Classes[c.Class] = c.Instances
-	}
-	return st
-}
-
 // Shards implements exec.Store.
 func (ss *ShardStore) Shards() int { return ss.s.NumShards() }
 
@@ -128,6 +109,12 @@ func (ss *ShardStore) LookupTerm(t rdf.Term) (exec.ID, bool) { return ss.s.Dict(
 
 // Term implements exec.Store.
 func (ss *ShardStore) Term(id exec.ID) (rdf.Term, bool) { return ss.s.Dict().Term(id) }
+
+// AppendNTriples appends id's term in N-Triples syntax (the engine's fast
+// path for result output).
+func (ss *ShardStore) AppendNTriples(dst []byte, id exec.ID) ([]byte, bool) {
+	return ss.s.Dict().AppendNTriples(dst, id)
+}
 
 // IsClass implements exec.Store.
 func (ss *ShardStore) IsClass(id exec.ID) bool { return ss.s.Dict().IsClass(id) }

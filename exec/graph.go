@@ -51,6 +51,11 @@ func NewGraphEngine(s *graphstore.Store, cfg Config) (*Engine, error) {
 // Graph returns the wrapped store.
 func (g *GraphStore) Graph() *graphstore.Store { return g.s }
 
+// PlannerStats converts a store's statistics for the planner's cost
+// model (also for stores of which a process holds only some shards; see
+// package cluster).
+func PlannerStats(s *graphstore.Store) *planner.Stats { return plannerStats(s) }
+
 func plannerStats(s *graphstore.Store) *planner.Stats {
 	gs := s.Stats()
 	st := &planner.Stats{
