@@ -128,14 +128,14 @@ type Cost struct {
 // dev machine with the LUBM-40 benchmark (docs/PERFORMANCE.md, Engine):
 // an in-place step costs about 150 ns per remote key after deduplication
 // and batching, while a fork costs about 120 µs (encoding, two messages,
-// a goroutine hand-off on a busy 2-core machine, decoding) plus about 3 ns
+// a goroutine hand-off on a busy 2-core machine, decoding) plus about 6 ns
 // per byte each way. With these numbers fork-join never pays in one
 // process, which is what the benchmark measures; NetworkCost adds a real
 // network's latencies, under which large fan-outs fork.
 func DefaultCost() Cost {
 	return Cost{
 		ReadRoundTrip: 2000, ReadPerKey: 150, ReadPerByte: 0.1,
-		MsgLatency: 5000, MsgPerByte: 3, ForkFixed: 120000,
+		MsgLatency: 5000, MsgPerByte: 6, ForkFixed: 120000,
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/sparql"
@@ -181,9 +182,15 @@ func TestModes(t *testing.T) {
 			}
 		}
 	}
-	// The derived threshold is finite for a cluster and infinite for one node.
-	if th := DefaultCost().Threshold(4, 3, 3); math.IsInf(th, 0) || th < 1 {
-		t.Errorf("threshold for 4 shards: %v", th)
+	// The derived threshold: in one process (DefaultCost) forking does not
+	// pay; over a network whose READs cost microseconds it does from some
+	// number of rows on; never on one node.
+	if th := DefaultCost().Threshold(4, 3, 3); !math.IsInf(th, 1) {
+		t.Errorf("in-process threshold for 4 shards: %v, want +Inf", th)
+	}
+	tcp := NetworkCost(20*time.Microsecond, 20*time.Microsecond, 1.25e9)
+	if th := tcp.Threshold(4, 3, 3); math.IsInf(th, 0) || th < 1 {
+		t.Errorf("network threshold for 4 shards: %v", th)
 	}
 	if th := DefaultCost().Threshold(1, 3, 3); !math.IsInf(th, 1) {
 		t.Errorf("threshold for 1 shard: %v, want +Inf", th)
