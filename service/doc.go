@@ -1,6 +1,6 @@
 // Package service runs the query engine behind the HTTP service: it
 // implements web.Backend (and the optional web.FabricStatser, web.Readier
-// and web.Prefixer) over an exec.Engine and a graphstore.Store.
+// and web.Prefixer) over an exec.Engine and a graphstore.Dataset.
 //
 // In: web.QueryRequest, web.UpdateRequest and Graph Store Protocol calls.
 // Out: web.Result (rows decoded to rdf.Term row by row, booleans, triples,
@@ -8,28 +8,41 @@
 //
 // # Generations
 //
-// What is served is one immutable generation: a store and the engine over
-// it. The current generation sits behind an atomic.Pointer. A query takes a
-// reference to the generation it starts on and keeps it until its iterator
-// is closed, so a change never disturbs a query in flight. A write (Graph
-// Store PUT/POST/DELETE, SPARQL Update) builds a complete new store — the
-// old triples, edited, plus the new ones — then swaps the pointer: readers
-// see the old data or the new, never a mixture. Writes are serialized; a
-// body that fails to parse changes nothing. The old generation's engine and
-// store are closed when its last query lets go of it. Changes live in
-// memory only: a snapshot served with --data is never rewritten.
+// What is served is one immutable generation: a graphstore.Dataset (the
+// default graph and the named graphs, one store each over one dictionary)
+// and the engine over it (exec.NewDatasetEngine). The current generation
+// sits behind an atomic.Pointer. A query takes a reference to the
+// generation it starts on and keeps it until its iterator is closed, so a
+// change never disturbs a query in flight. A write (Graph Store
+// PUT/POST/DELETE, SPARQL Update) derives a new dataset with
+// graphstore.Dataset.Apply — only the graphs it changes get new stores,
+// the others are shared — starts an engine over it and swaps the pointer:
+// readers see the old data or the new, never a mixture. Writes are
+// serialized; a body that fails to parse or an update that fails changes
+// nothing. The old generation's engine and dataset are closed when its
+// last query lets go of it; a store is closed when no dataset holds it any
+// more. Changes live in memory only: a snapshot served with --data is
+// never rewritten.
+//
+// Open serves a snapshot through graphstore.OpenDataset: a single-graph
+// snapshot (format 1) or a dataset snapshot with named graphs (format 2,
+// from wukongd load of N-Quads or TriG). New, NewEmpty and NewDefault serve
+// a dataset without named graphs.
 //
 // # Queries
 //
-// Query parses through a sparql.Cache, plans and runs on the engine with
-// the request's context (its deadline and cancellation reach forked
-// sub-queries), and decodes result IDs to terms lazily, one row per Next.
-// SELECT runs as planned; ASK and CONSTRUCT run their pattern as a SELECT
-// and are finished here (ASK: any row; CONSTRUCT: the template instantiated
-// per row, fresh blank nodes per solution, ill-formed triples skipped,
-// duplicates removed). Features the engine does not run yet come back as
-// web.ErrUnsupported naming the feature (OPTIONAL, FILTER, …) and its
-// position; syntax errors as *sparql.SyntaxError.
+// Query parses through a sparql.Cache and runs on the engine with the
+// request's context (its deadline and cancellation reach forked
+// sub-queries) and execution mode (mode=, else Options.Mode). The
+// request's default-graph-uri and named-graph-uri replace the query's FROM
+// and FROM NAMED (SPARQL Protocol); the row cap reaches the engine as a
+// LIMIT of MaxRows+1 on SELECT (one row past the cap tells web to report
+// the cut). The rewritten queries are cached so that the engine's plan
+// cache still hits. SELECT rows are decoded lazily, one row per Next; ASK
+// answers with the engine's boolean; CONSTRUCT and DESCRIBE stream the
+// engine's triples. Features the engine does not run come back as
+// web.ErrUnsupported naming the feature and its position; syntax errors as
+// *sparql.SyntaxError.
 //
 // EXPLAIN maps exec's plan document to web.Plan: the exploration steps in
 // execution order (start, direction, mode, estimated rows) followed by the
@@ -38,12 +51,27 @@
 //
 // # Graph Store and Update
 //
-// The store has one graph, the default graph. GET streams its triples
-// shard by shard (each triple once, from its subject's owner); PUT
-// replaces it, POST merges into it, DELETE empties it. Named graphs
-// (?graph=, GRAPH, FROM, default-graph-uri, quads in a named graph) are
-// web.ErrUnsupported until graphstore has them. SPARQL Update runs INSERT
-// DATA, DELETE DATA, CLEAR/DROP DEFAULT|ALL and the equivalent ADD, COPY,
-// MOVE on the default graph; all operations of one request publish as one
-// change. LOAD and DELETE/INSERT … WHERE are web.ErrUnsupported.
+// ?default is the default graph; ?graph=IRI a named graph. GET streams a
+// graph's triples shard by shard (each triple once, from its subject's
+// owner), decoded with the dataset's dictionary; PUT replaces a graph,
+// POST merges into it (both create a missing named graph: 201), DELETE
+// removes a named graph or empties the default graph. GET, HEAD and DELETE
+// of a named graph that does not exist are web.ErrNotFound. A body's
+// blank nodes are new nodes; a statement in a named graph inside a body is
+// web.ErrBadRequest (a body is one graph).
+//
+// SPARQL Update runs INSERT DATA and DELETE DATA (GRAPH blocks included),
+// DELETE/INSERT … WHERE and DELETE WHERE (the WHERE evaluated by the
+// engine over WITH, USING/USING NAMED or the request's using-graph-uri and
+// using-named-graph-uri; templates instantiated per solution, ill-formed
+// triples skipped), CLEAR, DROP and CREATE (GRAPH, DEFAULT, NAMED, ALL;
+// SILENT), and ADD, COPY and MOVE. The operations run in order, each
+// seeing the effects of the ones before; changes that need no reading are
+// batched into one Apply, and an operation that reads (ADD/COPY/MOVE from
+// a graph the batch touches, a WHERE) applies the batch first into an
+// intermediate dataset only the request sees. All operations of a request
+// publish as one change. A missing graph without SILENT is
+// web.ErrNotFound, CREATE of an existing graph web.ErrBadRequest; LOAD is
+// web.ErrUnsupported (the service fetches nothing: use the Graph Store
+// Protocol).
 package service

@@ -10,129 +10,153 @@ import (
 	"github.com/wukongd/wukongd/web"
 )
 
-// GetGraph implements web.Backend: it streams every triple of the default
-// graph.
-func (s *Service) GetGraph(ctx context.Context, gn web.GraphName) (web.TripleIterator, error) {
-	if !gn.Default {
-		return nil, errNamedGraphs
+// graphTerm is the dataset's name of a Graph Store Protocol target: the
+// zero Term for the default graph.
+func graphTerm(gn web.GraphName) rdf.Term {
+	if gn.Default {
+		return rdf.Term{}
 	}
+	return rdf.NewIRI(gn.IRI)
+}
+
+// storeOf returns the store of graph gn in ds, or web.ErrNotFound.
+func storeOf(ds *graphstore.Dataset, gn web.GraphName) (*graphstore.Store, error) {
+	if gn.Default {
+		return ds.Default(), nil
+	}
+	st, ok := ds.Graph(graphTerm(gn))
+	if !ok {
+		return nil, fmt.Errorf("%w: there is no graph %s", web.ErrNotFound, gn)
+	}
+	return st, nil
+}
+
+// GetGraph implements web.Backend: it streams every triple of the default
+// graph or of a named graph (web.ErrNotFound if there is none of that
+// name).
+func (s *Service) GetGraph(ctx context.Context, gn web.GraphName) (web.TripleIterator, error) {
 	g, err := s.acquire()
 	if err != nil {
 		return nil, err
 	}
-	return &graphIter{ctx: ctx, g: g, ids: newIDTriples(g.store)}, nil
+	st, err := storeOf(g.ds, gn)
+	if err != nil {
+		g.release()
+		return nil, err
+	}
+	return &graphIter{ctx: ctx, g: g, dict: g.ds.Dict(), ids: newIDTriples(st)}, nil
 }
 
-// PutGraph implements web.Backend: the body replaces the default graph.
+// PutGraph implements web.Backend: the body replaces the graph (a named
+// graph is created if missing; created says so).
 func (s *Service) PutGraph(ctx context.Context, gn web.GraphName, body web.GraphBody) (bool, error) {
-	if !gn.Default {
-		return false, errNamedGraphs
+	triples, err := s.parseBody(ctx, body)
+	if err != nil {
+		return false, err
 	}
-	return false, s.write(ctx, func(_ *graphstore.Store, emit func(rdf.Triple) error) error {
-		return parseBody(body, emit)
+	var created bool
+	err = s.change(ctx, func(g *generation) (*graphstore.Dataset, error) {
+		ds := g.ds
+		_, err := storeOf(ds, gn)
+		created = err != nil
+		return ds.ReplaceGraph(ctx, graphTerm(gn), triples)
 	})
+	return created && err == nil, err
 }
 
-// PostGraph implements web.Backend: the body is merged into the default
-// graph (RDF merge: its blank nodes are new ones).
+// PostGraph implements web.Backend: the body is merged into the graph
+// (RDF merge: its blank nodes are new ones; a named graph is created if
+// missing).
 func (s *Service) PostGraph(ctx context.Context, gn web.GraphName, body web.GraphBody) (bool, error) {
-	if !gn.Default {
-		return false, errNamedGraphs
+	triples, err := s.parseBody(ctx, body)
+	if err != nil {
+		return false, err
 	}
-	return false, s.write(ctx, func(old *graphstore.Store, emit func(rdf.Triple) error) error {
-		if err := eachTriple(ctx, old, emit); err != nil {
-			return err
+	var created bool
+	err = s.change(ctx, func(g *generation) (*graphstore.Dataset, error) {
+		ds := g.ds
+		_, err := storeOf(ds, gn)
+		created = err != nil && len(triples) > 0
+		if len(triples) == 0 {
+			return nil, nil // nothing to merge
 		}
-		return parseBody(body, emit)
+		return ds.MergeGraph(ctx, graphTerm(gn), triples)
+	})
+	return created && err == nil, err
+}
+
+// DeleteGraph implements web.Backend: a named graph is removed
+// (web.ErrNotFound if there is none of that name); deleting the default
+// graph empties it.
+func (s *Service) DeleteGraph(ctx context.Context, gn web.GraphName) error {
+	return s.change(ctx, func(g *generation) (*graphstore.Dataset, error) {
+		ds := g.ds
+		if _, err := storeOf(ds, gn); err != nil {
+			return nil, err
+		}
+		return ds.DeleteGraph(ctx, graphTerm(gn))
 	})
 }
 
-// DeleteGraph implements web.Backend: deleting the default graph empties
-// it.
-func (s *Service) DeleteGraph(ctx context.Context, gn web.GraphName) error {
-	if !gn.Default {
-		return errNamedGraphs
-	}
-	return s.write(ctx, nil)
-}
-
-// write builds a new store from the triples that fill emits (given the
-// current store; nil fill: an empty store) and publishes it. Writes are
-// serialized; on any error nothing changes.
-func (s *Service) write(ctx context.Context, fill func(old *graphstore.Store, emit func(rdf.Triple) error) error) error {
+// change publishes the dataset that edit derives from the current
+// generation's (nil: nothing changes). Writes are serialized; on any error
+// nothing changes. edit must not close the generation's dataset, and
+// closes any intermediate dataset it makes.
+func (s *Service) change(ctx context.Context, edit func(g *generation) (*graphstore.Dataset, error)) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if s.closed.Load() {
 		return fmt.Errorf("%w: the service is closed", web.ErrNotReady)
 	}
 	g := s.cur.Load() // writes are serialized: g stays current until we swap
-	var each func(emit func(rdf.Triple) error) error
-	if fill != nil {
-		each = func(emit func(rdf.Triple) error) error {
-			n := 0
-			return fill(g.store, func(t rdf.Triple) error {
-				if n++; n%4096 == 0 {
-					if err := ctx.Err(); err != nil {
-						return err
-					}
-				}
-				return emit(t)
-			})
-		}
-	}
-	st, err := BuildStore(g.store.NumShards(), each)
-	if err != nil {
+	ds, err := edit(g)
+	if err != nil || ds == nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
-		st.Close()
+		ds.Close()
 		return err
 	}
-	return s.publish(st)
+	return s.publish(ds)
 }
 
-// parseBody parses a Graph Store Protocol body with package loader.
-func parseBody(body web.GraphBody, emit func(rdf.Triple) error) error {
+// parseBody parses a Graph Store Protocol body with package loader; its
+// blank nodes get labels no other body or INSERT uses.
+func (s *Service) parseBody(ctx context.Context, body web.GraphBody) ([]rdf.Triple, error) {
 	f, ok := loader.FormatForMediaType(body.MediaType)
 	if !ok {
-		return fmt.Errorf("%w: %q (send N-Triples, N-Quads, Turtle, TriG or RDF/XML)", web.ErrUnsupportedMediaType, body.MediaType)
+		return nil, fmt.Errorf("%w: %q (send N-Triples, N-Quads, Turtle, TriG or RDF/XML)", web.ErrUnsupportedMediaType, body.MediaType)
 	}
-	return loader.Parse(body.Body, f, loader.Options{Name: "request body", Base: body.Base}, func(q rdf.Quad) error {
+	var triples []rdf.Triple
+	opts := loader.Options{Name: "request body", Base: body.Base, BlankPrefix: s.newBlankPrefix()}
+	err := loader.Parse(body.Body, f, opts, func(q rdf.Quad) error {
 		if !q.G.IsZero() {
-			return fmt.Errorf("%w: the body has a statement in graph %s", errNamedGraphs, q.G)
+			return fmt.Errorf("%w: the body has a statement in graph %s; a Graph Store Protocol body is one graph (its target is ?default or ?graph=)", web.ErrBadRequest, q.G)
 		}
-		return emit(q.Triple())
+		if len(triples)%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		triples = append(triples, q.Triple())
+		return nil
 	})
+	return triples, err
 }
 
-// eachTriple calls emit for every triple of st.
-func eachTriple(ctx context.Context, st *graphstore.Store, emit func(rdf.Triple) error) error {
-	it := newIDTriples(st)
-	var t rdf.Triple
-	var ps, pp graphstore.ID
-	for {
-		s, p, o, ok, err := it.next(ctx)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		if s != ps || t.S.IsZero() {
-			t.S, ps = term(st, s), s
-		}
-		if p != pp || t.P.IsZero() {
-			t.P, pp = term(st, p), p
-		}
-		t.O = term(st, o)
-		if err := emit(t); err != nil {
-			return err
-		}
-	}
+// graphTriples returns the triples of st decoded with d (the dataset's
+// dictionary).
+func graphTriples(ctx context.Context, d *graphstore.Dict, st *graphstore.Store) ([]rdf.Triple, error) {
+	out := make([]rdf.Triple, 0, st.Stats().Triples)
+	err := st.EachTriple(ctx, func(s, p, o graphstore.ID) error {
+		out = append(out, rdf.Triple{S: term(d, s), P: term(d, p), O: term(d, o)})
+		return nil
+	})
+	return out, err
 }
 
-func term(st *graphstore.Store, id graphstore.ID) rdf.Term {
-	t, _ := st.Dict().Term(id)
+func term(d *graphstore.Dict, id graphstore.ID) rdf.Term {
+	t, _ := d.Term(id)
 	return t
 }
 
@@ -193,11 +217,12 @@ func (it *idTriples) next(ctx context.Context) (s, p, o graphstore.ID, ok bool, 
 	}
 }
 
-// graphIter streams the default graph as terms. It holds a reference to
-// the generation until Close.
+// graphIter streams a graph as terms, decoded with the dataset's
+// dictionary. It holds a reference to the generation until Close.
 type graphIter struct {
 	ctx    context.Context
 	g      *generation
+	dict   *graphstore.Dict
 	ids    *idTriples
 	cur    rdf.Triple
 	ps, pp graphstore.ID
@@ -221,14 +246,13 @@ func (it *graphIter) Next() bool {
 		it.err, it.done = err, true
 		return false
 	}
-	st := it.g.store
 	if s != it.ps || it.cur.S.IsZero() {
-		it.cur.S, it.ps = term(st, s), s
+		it.cur.S, it.ps = term(it.dict, s), s
 	}
 	if p != it.pp || it.cur.P.IsZero() {
-		it.cur.P, it.pp = term(st, p), p
+		it.cur.P, it.pp = term(it.dict, p), p
 	}
-	it.cur.O = term(st, o)
+	it.cur.O = term(it.dict, o)
 	return true
 }
 

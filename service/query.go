@@ -20,18 +20,24 @@ func (s *Service) Query(ctx context.Context, req *web.QueryRequest) (*web.Result
 	if err != nil {
 		return nil, err // *sparql.SyntaxError
 	}
-	if len(req.DefaultGraphs) > 0 || len(req.NamedGraphs) > 0 {
-		return nil, fmt.Errorf("%w: default-graph-uri and named-graph-uri need named graphs, which the store does not have yet", web.ErrUnsupported)
+	mode := s.opts.Mode
+	if req.Mode != web.ModeAuto {
+		m, ok := planner.ParseMode(string(req.Mode))
+		if !ok {
+			return nil, fmt.Errorf("%w: mode %q (auto, in-place or fork-join)", web.ErrBadRequest, req.Mode)
+		}
+		mode = m
 	}
-	run, form, err := engineQuery(q)
+	form, err := formOf(q)
 	if err != nil {
 		return nil, err
 	}
+	run := s.rewrite(q, form, req)
 	g, err := s.acquire()
 	if err != nil {
 		return nil, err
 	}
-	opts := exec.Options{Mode: s.opts.Mode, ForkThreshold: s.opts.ForkThreshold, Analyze: req.Explain == web.ExplainAnalyze}
+	opts := exec.Options{Mode: mode, ForkThreshold: s.opts.ForkThreshold, Analyze: req.Explain == web.ExplainAnalyze}
 	if req.Explain == web.ExplainPlan {
 		defer g.release()
 		plan, err := g.eng.Plan(run, opts)
@@ -57,47 +63,84 @@ func (s *Service) Query(ctx context.Context, req *web.QueryRequest) (*web.Result
 	switch form {
 	case web.FormAsk:
 		defer g.release()
-		return &web.Result{Form: form, Boolean: res.Len() > 0}, nil
-	case web.FormConstruct:
-		return &web.Result{Form: form, Triples: newConstructIter(ctx, g, res, q.Template)}, nil
+		return &web.Result{Form: form, Boolean: res.Boolean}, nil
+	case web.FormConstruct, web.FormDescribe:
+		return &web.Result{Form: form, Triples: newTripleIter(ctx, g, res)}, nil
 	}
 	return &web.Result{Form: web.FormSelect, Vars: res.VarNames(), Rows: newRowIter(ctx, g, res)}, nil
 }
 
-// engineQuery returns the SELECT query the engine runs for q and the form
-// of the answer: ASK and CONSTRUCT run their pattern as a SELECT (of no
-// variable, or of the template's variables) and are finished here.
-func engineQuery(q *sparql.Query) (*sparql.Query, web.Form, error) {
+// formOf maps the query form.
+func formOf(q *sparql.Query) (web.Form, error) {
 	switch q.Form {
 	case sparql.FormSelect:
-		return q, web.FormSelect, nil
+		return web.FormSelect, nil
 	case sparql.FormAsk:
-		c := *q // the parsed query is shared through the cache: copy
-		c.Form, c.Vars = sparql.FormSelect, nil
-		return &c, web.FormAsk, nil
+		return web.FormAsk, nil
 	case sparql.FormConstruct:
-		c := *q
-		c.Form, c.Vars, c.Template = sparql.FormSelect, templateVars(q.Template), nil
-		return &c, web.FormConstruct, nil
+		return web.FormConstruct, nil
+	case sparql.FormDescribe:
+		return web.FormDescribe, nil
 	}
-	return nil, 0, unsupported(q.Pos, q.Form.String()+" queries")
+	return 0, unsupported(q.Pos, q.Form.String()+" queries")
 }
 
-// templateVars returns the variables of a CONSTRUCT template, in order of
-// first appearance.
-func templateVars(tps []sparql.TriplePattern) []sparql.Var {
-	var vars []sparql.Var
-	seen := map[sparql.Var]bool{}
-	for _, tp := range tps {
-		for _, x := range []sparql.TermOrVar{tp.S, tp.P, tp.O} {
-			if x.IsVar() && !seen[x.Var] {
-				seen[x.Var] = true
-				vars = append(vars, x.Var)
-			}
+// rewriteKey identifies a rewritten query: the parsed query (one per text
+// through the parse cache), the protocol dataset and the row cap.
+type rewriteKey struct {
+	q       *sparql.Query
+	dataset string
+	limit   int64
+}
+
+// rewrite returns the query the engine runs for q, of form form: q with
+// the request's protocol dataset (default-graph-uri and named-graph-uri
+// replace FROM and FROM NAMED, SPARQL Protocol §2.1.4) and, for a SELECT,
+// the row cap as a LIMIT hint (MaxRows+1 rows: the one past the cap tells
+// web the result was cut). The rewritten queries are kept (keyed by the
+// parsed query), so the engine's plan cache, which is keyed by query,
+// still works for them.
+func (s *Service) rewrite(q *sparql.Query, form web.Form, req *web.QueryRequest) *sparql.Query {
+	k := rewriteKey{q: q, limit: -1}
+	if len(req.DefaultGraphs) > 0 || len(req.NamedGraphs) > 0 {
+		k.dataset = strings.Join(req.DefaultGraphs, " ") + "\n" + strings.Join(req.NamedGraphs, " ")
+	}
+	if req.Explain == web.ExplainNone && form == web.FormSelect && req.MaxRows > 0 {
+		k.limit = int64(req.MaxRows) + 1
+		if sl, ok := q.Pattern.(*sparql.Slice); ok && sl.Limit >= 0 && sl.Limit <= k.limit {
+			k.limit = -1 // the query's own LIMIT is below the cap
 		}
 	}
-	return vars
+	if k.dataset == "" && k.limit < 0 {
+		return q
+	}
+	s.rewriteMu.Lock()
+	defer s.rewriteMu.Unlock()
+	if r, ok := s.rewrites[k]; ok {
+		return r
+	}
+	c := *q // the parsed query is shared through the cache: copy
+	if k.dataset != "" {
+		c.Dataset = &sparql.Dataset{Default: req.DefaultGraphs, Named: req.NamedGraphs}
+	}
+	if k.limit >= 0 && c.Pattern != nil {
+		if sl, ok := c.Pattern.(*sparql.Slice); ok {
+			n := *sl
+			n.Limit = k.limit
+			c.Pattern = &n
+		} else {
+			c.Pattern = &sparql.Slice{Pos: c.Pattern.Position(), Input: c.Pattern, Limit: k.limit}
+		}
+	}
+	if s.rewrites == nil || len(s.rewrites) >= rewriteCacheSize {
+		s.rewrites = map[rewriteKey]*sparql.Query{} // simple bound: start over
+	}
+	s.rewrites[k] = &c
+	return &c
 }
+
+// rewriteCacheSize bounds Service.rewrites.
+const rewriteCacheSize = 1024
 
 // unsupportedError is a query feature the engine does not run yet.
 type unsupportedError struct {
@@ -253,95 +296,46 @@ func (it *rowIter) Close() error {
 	return nil
 }
 
-// constructIter instantiates a CONSTRUCT template for each row of res,
-// skipping triples with an unbound or ill-placed term (a literal subject,
-// a non-IRI predicate) and triples already produced.
-type constructIter struct {
-	ctx      context.Context
-	g        *generation
-	res      *exec.Result
-	tmpl     []sparql.TriplePattern
-	cols     map[sparql.Var]int
-	i, k     int
-	row      []rdf.Term
-	bnodes   map[string]rdf.Term
-	seen     map[rdf.Triple]struct{}
-	cur      rdf.Triple
-	err      error
-	done     bool
-	solution int
+// tripleIter streams the triples of a CONSTRUCT or DESCRIBE, decoding one
+// per Next. It holds a reference to the generation the query ran on until
+// Close.
+type tripleIter struct {
+	ctx  context.Context
+	g    *generation
+	res  *exec.Result
+	i    int
+	cur  rdf.Triple
+	err  error
+	done bool
 }
 
-func newConstructIter(ctx context.Context, g *generation, res *exec.Result, tmpl []sparql.TriplePattern) *constructIter {
-	cols := map[sparql.Var]int{}
-	for i, v := range res.Vars {
-		cols[v] = i
-	}
-	return &constructIter{ctx: ctx, g: g, res: res, tmpl: tmpl, cols: cols, i: -1, k: len(tmpl),
-		seen: map[rdf.Triple]struct{}{}}
+func newTripleIter(ctx context.Context, g *generation, res *exec.Result) *tripleIter {
+	return &tripleIter{ctx: ctx, g: g, res: res, i: -1}
 }
 
-func (it *constructIter) term(x sparql.TermOrVar) rdf.Term {
-	if x.IsVar() {
-		if c, ok := it.cols[x.Var]; ok {
-			return it.row[c]
-		}
-		return rdf.Term{}
+func (it *tripleIter) Next() bool {
+	if it.done {
+		return false
 	}
-	if x.Term.IsBlank() {
-		// Template blank nodes are fresh per solution.
-		b, ok := it.bnodes[x.Term.Value]
-		if !ok {
-			b = rdf.NewBlank(fmt.Sprintf("c%d_%s", it.solution, x.Term.Value))
-			it.bnodes[x.Term.Value] = b
+	it.i++
+	if it.i%ctxCheckEvery == 0 {
+		if err := it.ctx.Err(); err != nil {
+			it.err, it.done = err, true
+			return false
 		}
-		return b
 	}
-	return x.Term
+	if it.i >= it.res.NumTriples() {
+		it.done = true
+		return false
+	}
+	it.cur = it.res.Triple(it.i)
+	return true
 }
 
-func (it *constructIter) Next() bool {
-	for !it.done {
-		if it.k >= len(it.tmpl) {
-			it.i++
-			if it.i%ctxCheckEvery == 0 {
-				if err := it.ctx.Err(); err != nil {
-					it.err, it.done = err, true
-					return false
-				}
-			}
-			if it.i >= it.res.Len() || len(it.tmpl) == 0 {
-				it.done = true
-				return false
-			}
-			it.row = it.res.Row(it.i, it.row)
-			it.k = 0
-			it.solution++
-			clear(it.bnodes)
-			if it.bnodes == nil {
-				it.bnodes = map[string]rdf.Term{}
-			}
-		}
-		tp := it.tmpl[it.k]
-		it.k++
-		t := rdf.Triple{S: it.term(tp.S), P: it.term(tp.P), O: it.term(tp.O)}
-		if t.S.IsZero() || t.S.IsLiteral() || !t.P.IsIRI() || t.O.IsZero() {
-			continue
-		}
-		if _, dup := it.seen[t]; dup {
-			continue
-		}
-		it.seen[t] = struct{}{}
-		it.cur = t
-		return true
-	}
-	return false
-}
+func (it *tripleIter) Triple() rdf.Triple { return it.cur }
+func (it *tripleIter) Err() error         { return it.err }
 
-func (it *constructIter) Triple() rdf.Triple { return it.cur }
-func (it *constructIter) Err() error         { return it.err }
-
-func (it *constructIter) Close() error {
+func (it *tripleIter) Close() error {
 	if it.g != nil {
 		it.done = true
 		it.g.release()

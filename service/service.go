@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -18,15 +20,16 @@ import (
 
 // Options configure a Service.
 type Options struct {
-	// Shards is the number of shards of stores the service builds (the
-	// default data set, --empty, and every write); default 4. A snapshot
-	// keeps its own shard count until the first write.
+	// Shards is the number of shards of the stores the service builds
+	// (the default data set, --empty); default 4. A snapshot keeps its own
+	// shard count, and writes keep the served dataset's.
 	Shards int
 	// Workers is the number of worker goroutines per node of the engine
 	// (default GOMAXPROCS).
 	Workers int
-	// Mode is the execution mode of every query: planner.ModeAuto (the
-	// planner chooses per step), ModeInPlace or ModeForkJoin.
+	// Mode is the execution mode of queries that do not ask for one
+	// (web.QueryRequest.Mode): planner.ModeAuto (the planner chooses per
+	// step), ModeInPlace or ModeForkJoin.
 	Mode planner.Mode
 	// ForkThreshold overrides the rows from which a step forks in auto
 	// mode (0: derived from the cost model).
@@ -36,9 +39,10 @@ type Options struct {
 	Prefixes map[string]string
 	// ParseCache is the capacity of the parse cache (default 1024).
 	ParseCache int
-	// NewEngine, if set, builds the engine over a store instead of
-	// exec.NewGraphEngine (a node of a cluster runs an engine over its
-	// own shards; package cluster).
+	// NewEngine, if set, builds the engine over the default graph's store
+	// instead of exec.NewDatasetEngine over the dataset (a node of a
+	// cluster runs an engine over its own shards; package cluster). It
+	// serves datasets without named graphs only.
 	NewEngine func(st *graphstore.Store, cfg exec.Config) (*exec.Engine, error)
 }
 
@@ -53,7 +57,7 @@ func DefaultPrefixes() map[string]string {
 	}
 }
 
-// Service serves a store through the engine. It implements web.Backend,
+// Service serves a dataset through the engine. It implements web.Backend,
 // web.FabricStatser, web.Readier and web.Prefixer, and is safe for
 // concurrent use.
 type Service struct {
@@ -63,11 +67,20 @@ type Service struct {
 	// writeMu serializes writes (each builds on the current generation).
 	writeMu sync.Mutex
 	closed  atomic.Bool
+	// blanks names the blank nodes of bodies and INSERTs: a prefix unique
+	// to this service (random, so that it cannot meet the labels of a
+	// snapshot written by an earlier process) and a counter.
+	blankBase string
+	blankSeq  atomic.Uint64
+	// rewrites keeps the queries rewritten for a request (rewrite).
+	rewriteMu sync.Mutex
+	rewrites  map[rewriteKey]*sparql.Query
 
-	// Fabric counters only grow: live generations are summed with the
-	// final counters of the closed ones.
+	// Fabric counters only grow: the live stores (shared by generations)
+	// are summed with the final counters of the closed ones.
 	statsMu sync.Mutex
 	live    map[*generation]struct{}
+	stores  map[*graphstore.Store]int // generations holding each store
 	retired web.FabricStats
 }
 
@@ -78,19 +91,27 @@ var (
 	_ web.Prefixer      = (*Service)(nil)
 )
 
-// generation is one immutable store and the engine over it. refs counts
+// generation is one immutable dataset and the engine over it. refs counts
 // the service's own reference (while current) and one per query or
-// iterator using it; at zero the engine and store are closed.
+// iterator using it; at zero the engine and the dataset are closed (the
+// dataset closes the stores no newer generation shares).
 type generation struct {
-	svc   *Service
-	store *graphstore.Store
-	eng   *exec.Engine
-	refs  atomic.Int64
+	svc  *Service
+	ds   *graphstore.Dataset
+	eng  *exec.Engine
+	refs atomic.Int64
 }
 
-// New serves st, which the service takes over (it closes it when st is no
-// longer served).
+// New serves st as the default graph of a dataset without named graphs.
+// The service takes st over: it closes it when it is no longer served, or
+// when New fails.
 func New(st *graphstore.Store, opts Options) (*Service, error) {
+	return NewDataset(graphstore.NewDataset(st), opts)
+}
+
+// NewDataset serves ds, which the service takes over: it closes it when
+// it is no longer served, or when NewDataset fails.
+func NewDataset(ds *graphstore.Dataset, opts Options) (*Service, error) {
 	if opts.Shards <= 0 {
 		opts.Shards = 4
 	}
@@ -100,40 +121,46 @@ func New(st *graphstore.Store, opts Options) (*Service, error) {
 	if opts.Prefixes == nil {
 		opts.Prefixes = DefaultPrefixes()
 	}
-	s := &Service{opts: opts, cache: sparql.NewCache(opts.ParseCache), live: map[*generation]struct{}{}}
-	g, err := s.newGeneration(st)
+	var rnd [6]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		ds.Close()
+		return nil, fmt.Errorf("cannot seed blank node labels: %w", err)
+	}
+	s := &Service{opts: opts, cache: sparql.NewCache(opts.ParseCache),
+		blankBase: "w" + hex.EncodeToString(rnd[:]),
+		live:      map[*generation]struct{}{}, stores: map[*graphstore.Store]int{}}
+	g, err := s.newGeneration(ds)
 	if err != nil {
+		ds.Close()
 		return nil, err
 	}
 	s.cur.Store(g)
 	return s, nil
 }
 
-// Open serves the snapshot at dir (mapped, not reparsed).
+// Open serves the snapshot at dir (mapped, not reparsed): a single-graph
+// snapshot (format 1) or a dataset snapshot with named graphs (format 2,
+// written by wukongd load of N-Quads or TriG).
 func Open(dir string, opts Options) (*Service, error) {
-	st, err := graphstore.OpenSnapshot(dir, graphstore.OpenOptions{})
+	ds, err := graphstore.OpenDataset(dir, graphstore.OpenOptions{})
 	if err != nil {
 		return nil, err
 	}
-	s, err := New(st, opts)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	return s, nil
+	return NewDataset(ds, opts)
 }
 
-// NewEmpty serves an empty store.
+// NewEmpty serves an empty dataset.
 func NewEmpty(opts Options) (*Service, error) {
 	st, err := BuildStore(shardsOf(opts), nil)
 	if err != nil {
 		return nil, err
 	}
-	return newOwning(st, opts)
+	return New(st, opts)
 }
 
 // NewDefault generates the embedded default data set
-// (datasets.DefaultDataset) in memory and serves it.
+// (datasets.DefaultDataset) in memory and serves it as the default graph
+// of a dataset without named graphs.
 func NewDefault(opts Options) (*Service, error) {
 	st, err := BuildStore(shardsOf(opts), func(emit func(rdf.Triple) error) error {
 		_, err := datasets.DefaultDataset(emit)
@@ -142,16 +169,7 @@ func NewDefault(opts Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot build the default data set: %w", err)
 	}
-	return newOwning(st, opts)
-}
-
-func newOwning(st *graphstore.Store, opts Options) (*Service, error) {
-	s, err := New(st, opts)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	return s, nil
+	return New(st, opts)
 }
 
 func shardsOf(opts Options) int {
@@ -190,19 +208,48 @@ func BuildStore(shards int, each func(emit func(rdf.Triple) error) error) (*grap
 	return b.Build()
 }
 
-func (s *Service) newGeneration(st *graphstore.Store) (*generation, error) {
-	newEngine := exec.NewGraphEngine
-	if s.opts.NewEngine != nil {
-		newEngine = s.opts.NewEngine
+// newBlankPrefix returns a prefix for the blank nodes of one document or
+// one INSERT: different from every other prefix of this service.
+func (s *Service) newBlankPrefix() string {
+	return fmt.Sprintf("%sn%d_", s.blankBase, s.blankSeq.Add(1))
+}
+
+// newEngine returns the engine over ds: exec.NewDatasetEngine, or
+// Options.NewEngine over the default graph.
+func (s *Service) newEngine(ds *graphstore.Dataset) (*exec.Engine, error) {
+	cfg := exec.Config{Workers: s.opts.Workers}
+	if s.opts.NewEngine == nil {
+		return exec.NewDatasetEngine(ds, cfg)
 	}
-	eng, err := newEngine(st, exec.Config{Workers: s.opts.Workers})
+	if ds.NumGraphs() > 0 {
+		return nil, fmt.Errorf("%w: named graphs with a custom engine (Options.NewEngine serves the default graph only)", web.ErrUnsupported)
+	}
+	return s.opts.NewEngine(ds.Default(), cfg)
+}
+
+// storesOf returns the stores of ds: the default graph's and the named
+// graphs'.
+func storesOf(ds *graphstore.Dataset) []*graphstore.Store {
+	out := []*graphstore.Store{ds.Default()}
+	for _, g := range ds.Graphs() {
+		out = append(out, g.Store)
+	}
+	return out
+}
+
+// newGeneration starts the engine over ds. On error ds is not closed.
+func (s *Service) newGeneration(ds *graphstore.Dataset) (*generation, error) {
+	eng, err := s.newEngine(ds)
 	if err != nil {
 		return nil, err
 	}
-	g := &generation{svc: s, store: st, eng: eng}
+	g := &generation{svc: s, ds: ds, eng: eng}
 	g.refs.Store(1)
 	s.statsMu.Lock()
 	s.live[g] = struct{}{}
+	for _, st := range storesOf(ds) {
+		s.stores[st]++
+	}
 	s.statsMu.Unlock()
 	return g, nil
 }
@@ -233,7 +280,8 @@ func (g *generation) tryRef() bool {
 	}
 }
 
-// release drops a reference; the last one closes the engine and store.
+// release drops a reference; the last one closes the engine and the
+// dataset (which closes the stores no other generation shares).
 func (g *generation) release() {
 	if g.refs.Add(-1) != 0 {
 		return
@@ -241,17 +289,23 @@ func (g *generation) release() {
 	g.eng.Close()
 	s := g.svc
 	s.statsMu.Lock()
-	s.retired = addStats(s.retired, fabricStats(g.store))
+	for _, st := range storesOf(g.ds) {
+		if s.stores[st]--; s.stores[st] == 0 {
+			s.retired = addStats(s.retired, fabricStats(st))
+			delete(s.stores, st)
+		}
+	}
 	delete(s.live, g)
 	s.statsMu.Unlock()
-	g.store.Close()
+	g.ds.Close()
 }
 
-// publish makes st the served store and releases the old generation.
-func (s *Service) publish(st *graphstore.Store) error {
-	g, err := s.newGeneration(st)
+// publish makes ds the served dataset and releases the old generation. It
+// takes ds over (closing it on error).
+func (s *Service) publish(ds *graphstore.Dataset) error {
+	g, err := s.newGeneration(ds)
 	if err != nil {
-		st.Close()
+		ds.Close()
 		return err
 	}
 	old := s.cur.Swap(g)
@@ -272,20 +326,20 @@ func (s *Service) Close() error {
 
 // Info describes what is served.
 type Info struct {
-	Triples uint64 // distinct triples
+	Triples uint64 // distinct triples of all graphs (distinct quads)
 	Terms   uint64
 	Shards  int
+	Graphs  int // named graphs
 }
 
-// Info returns the size of the served store.
+// Info returns the size of the served dataset.
 func (s *Service) Info() Info {
 	g, err := s.acquire()
 	if err != nil {
 		return Info{}
 	}
 	defer g.release()
-	st := g.store.Stats()
-	return Info{Triples: st.Triples, Terms: uint64(g.store.Dict().Len()), Shards: g.store.NumShards()}
+	return Info{Triples: g.ds.Triples(), Terms: g.ds.Terms(), Shards: g.ds.NumShards(), Graphs: g.ds.NumGraphs()}
 }
 
 // Ready implements web.Readier.
@@ -305,8 +359,8 @@ func (s *Service) FabricStats() web.FabricStats {
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
 	out := s.retired
-	for g := range s.live {
-		out = addStats(out, fabricStats(g.store))
+	for st := range s.stores {
+		out = addStats(out, fabricStats(st))
 	}
 	return out
 }
@@ -321,9 +375,6 @@ func addStats(a, b web.FabricStats) web.FabricStats {
 	return web.FabricStats{Reads: a.Reads + b.Reads, ReadBytes: a.ReadBytes + b.ReadBytes,
 		Messages: a.Messages + b.Messages, MessageBytes: a.MessageBytes + b.MessageBytes}
 }
-
-// errNamedGraphs is the error for anything that needs named graphs.
-var errNamedGraphs = fmt.Errorf("%w: named graphs (the store holds the default graph only)", web.ErrUnsupported)
 
 // isCtxErr reports whether err is a context error.
 func isCtxErr(err error) bool {

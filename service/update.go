@@ -3,70 +3,471 @@ package service
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/wukongd/wukongd/exec"
 	"github.com/wukongd/wukongd/graphstore"
-	"github.com/wukongd/wukongd/loader"
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/sparql"
 	"github.com/wukongd/wukongd/web"
 )
 
-// Update implements web.Backend. It runs INSERT DATA, DELETE DATA and
-// CLEAR/DROP of the default graph (DEFAULT or ALL; DROP empties it, since
-// the default graph always exists); ADD, COPY and MOVE from the default
-// graph to itself do nothing. All operations of the request publish as one
-// change. Everything else (LOAD, DELETE/INSERT … WHERE, named graphs) is
-// web.ErrUnsupported, and nothing changes then.
+// Update implements web.Backend. It runs the operations of SPARQL 1.1
+// Update on the dataset: INSERT DATA and DELETE DATA (with GRAPH blocks),
+// DELETE/INSERT … WHERE (WITH, USING, USING NAMED; the WHERE runs on the
+// engine), CLEAR, DROP and CREATE of GRAPH, DEFAULT, NAMED and ALL, and
+// ADD, COPY and MOVE. The operations run in order, each seeing the
+// effects of those before it, and the request publishes as one change:
+// readers see the dataset before the request or after all of it. An
+// operation that fails (a missing graph without SILENT, LOAD, a WHERE the
+// engine cannot run) fails the request and nothing changes.
 func (s *Service) Update(ctx context.Context, req *web.UpdateRequest) error {
 	u, err := s.cache.ParseUpdate(req.Update)
 	if err != nil {
 		return err // *sparql.SyntaxError
 	}
+	var using *sparql.Dataset
 	if len(req.UsingGraphs) > 0 || len(req.UsingNamedGraphs) > 0 {
-		return fmt.Errorf("%w: using-graph-uri and using-named-graph-uri need named graphs, which the store does not have yet", web.ErrUnsupported)
+		using = &sparql.Dataset{Default: req.UsingGraphs, Named: req.UsingNamedGraphs}
 	}
-	// Check every operation before changing anything.
+	// Check what can be checked before changing anything.
 	for _, op := range u.Operations {
-		if err := checkUpdateOp(op); err != nil {
-			return err
+		switch op := op.(type) {
+		case *sparql.Load:
+			return fmt.Errorf("%w: LOAD <%s> (line %d): this server does not fetch data; send it with the Graph Store Protocol (PUT or POST on /store)",
+				web.ErrUnsupported, op.Source, op.Line)
+		case *sparql.Modify:
+			if using != nil && (op.Using != nil || op.With != "") {
+				return fmt.Errorf("%w: the update has USING or WITH (line %d) and the request using-graph-uri or using-named-graph-uri: give the dataset in one place",
+					web.ErrBadRequest, op.Line)
+			}
 		}
 	}
 	if len(u.Operations) == 0 {
 		return nil
 	}
-	return s.write(ctx, func(old *graphstore.Store, emit func(rdf.Triple) error) error {
-		return applyUpdate(ctx, old, u.Operations, emit)
+	return s.change(ctx, func(g *generation) (*graphstore.Dataset, error) {
+		r := &updateRun{svc: s, ctx: ctx, base: g.ds, baseEng: g.eng, cur: g.ds, using: using,
+			touched: map[rdf.Term]bool{}, exists: map[rdf.Term]bool{}}
+		ds, err := r.run(u.Operations)
+		if err != nil {
+			r.discard()
+			return nil, err
+		}
+		return ds, nil
 	})
 }
 
-func checkUpdateOp(op sparql.UpdateOp) error {
-	defaultOnly := func(quads []rdf.Quad) error {
-		for _, q := range quads {
-			if !q.G.IsZero() {
-				return fmt.Errorf("%w: GRAPH %s in %s", errNamedGraphs, q.G, opName(op))
-			}
+// updateRun applies the operations of one request. Changes that need no
+// reading collect in pending and are applied together
+// (graphstore.Dataset.Apply); an operation that reads a graph the pending
+// changes touch (ADD, COPY, MOVE) or the whole dataset (a WHERE) applies
+// them first, into an intermediate dataset that only this request sees.
+type updateRun struct {
+	svc     *Service
+	ctx     context.Context
+	base    *graphstore.Dataset // the served dataset (not ours to close)
+	baseEng *exec.Engine        // its engine
+	cur     *graphstore.Dataset // base, or an intermediate dataset we own
+	using   *sparql.Dataset     // the request's using-graph-uri / using-named-graph-uri
+	pending []graphstore.GraphChange
+	touched map[rdf.Term]bool // graphs the pending changes touch
+	exists  map[rdf.Term]bool // named graphs the pending changes create (true) or drop (false)
+}
+
+// run applies ops and returns the resulting dataset (nil: unchanged).
+func (r *updateRun) run(ops []sparql.UpdateOp) (*graphstore.Dataset, error) {
+	for _, op := range ops {
+		if err := r.ctx.Err(); err != nil {
+			return nil, err
 		}
+		if err := r.op(op); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.flush(); err != nil {
+		return nil, err
+	}
+	if r.cur == r.base {
+		return nil, nil
+	}
+	ds := r.cur
+	r.cur = r.base
+	return ds, nil
+}
+
+// discard closes the intermediate dataset after an error.
+func (r *updateRun) discard() {
+	if r.cur != r.base {
+		r.cur.Close()
+		r.cur = r.base
+	}
+}
+
+// flush applies the pending changes.
+func (r *updateRun) flush() error {
+	if len(r.pending) == 0 {
 		return nil
 	}
+	ds, err := r.cur.Apply(r.ctx, r.pending...)
+	if err != nil {
+		return err
+	}
+	r.discard()
+	r.cur = ds
+	r.pending = r.pending[:0]
+	clear(r.touched)
+	clear(r.exists)
+	return nil
+}
+
+func (r *updateRun) add(c graphstore.GraphChange) {
+	r.pending = append(r.pending, c)
+	r.touched[c.Graph] = true
+}
+
+// graphExists reports whether graph name (zero: the default graph, which
+// always exists) exists after the operations so far.
+func (r *updateRun) graphExists(name rdf.Term) bool {
+	if name.IsZero() {
+		return true
+	}
+	if e, ok := r.exists[name]; ok {
+		return e
+	}
+	_, ok := r.cur.Graph(name)
+	return ok
+}
+
+// namedGraphs returns the named graphs after the operations so far.
+func (r *updateRun) namedGraphs() []rdf.Term {
+	var out []rdf.Term
+	for _, g := range r.cur.Graphs() {
+		if e, ok := r.exists[g.Name]; !ok || e {
+			out = append(out, g.Name)
+		}
+	}
+	for name, e := range r.exists {
+		if _, ok := r.cur.Graph(name); e && !ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// graphOf names a graph of an update: the default graph for "".
+func graphOf(iri string) rdf.Term {
+	if iri == "" {
+		return rdf.Term{}
+	}
+	return rdf.NewIRI(iri)
+}
+
+func graphLabel(name rdf.Term) string {
+	if name.IsZero() {
+		return "DEFAULT"
+	}
+	return "GRAPH " + name.String()
+}
+
+// missing is the error for an operation on a graph that does not exist.
+func missing(op sparql.UpdateOp, name rdf.Term) error {
+	return fmt.Errorf("%w: %s (line %d): there is no graph %s (add SILENT to ignore this)", web.ErrNotFound, opName(op), op.Position().Line, name)
+}
+
+func (r *updateRun) op(op sparql.UpdateOp) error {
 	switch op := op.(type) {
 	case *sparql.InsertData:
-		return defaultOnly(op.Quads)
+		r.insertData(op.Quads)
 	case *sparql.DeleteData:
-		return defaultOnly(op.Quads)
+		byGraph, order := groupQuads(op.Quads)
+		for _, g := range order {
+			if r.graphExists(g) {
+				r.add(graphstore.GraphChange{Graph: g, Delete: byGraph[g]})
+			}
+		}
 	case *sparql.Clear:
-		return defaultTarget(op.Target, "CLEAR")
+		return r.clearOrDrop(op, op.Target, op.Silent, false)
 	case *sparql.Drop:
-		return defaultTarget(op.Target, "DROP")
-	case *sparql.Add:
-		return selfRef(op.From, op.To, "ADD")
-	case *sparql.Copy:
-		return selfRef(op.From, op.To, "COPY")
-	case *sparql.Move:
-		return selfRef(op.From, op.To, "MOVE")
+		return r.clearOrDrop(op, op.Target, op.Silent, true)
 	case *sparql.Create:
-		return fmt.Errorf("%w: CREATE GRAPH <%s>", errNamedGraphs, op.Graph)
+		name := graphOf(op.Graph)
+		if r.graphExists(name) {
+			if op.Silent {
+				return nil
+			}
+			return fmt.Errorf("%w: CREATE GRAPH %s (line %d): the graph exists (add SILENT to ignore this)", web.ErrBadRequest, name, op.Line)
+		}
+		r.add(graphstore.GraphChange{Graph: name, Clear: true})
+		r.exists[name] = true
+	case *sparql.Add:
+		return r.transfer(op, op.From, op.To, op.Silent, false, false)
+	case *sparql.Copy:
+		return r.transfer(op, op.From, op.To, op.Silent, true, false)
+	case *sparql.Move:
+		return r.transfer(op, op.From, op.To, op.Silent, true, true)
+	case *sparql.Modify:
+		return r.modify(op)
+	default:
+		return unsupported(op.Position(), opName(op)+" updates")
 	}
-	return unsupported(op.Position(), opName(op)+" updates")
+	return nil
+}
+
+// insertData inserts quads; their blank nodes are new nodes (one scope per
+// INSERT DATA).
+func (r *updateRun) insertData(quads []rdf.Quad) {
+	fresh := r.svc.newBlankPrefix()
+	byGraph, order := groupQuads(quads)
+	for _, g := range order {
+		ts := byGraph[g]
+		for i := range ts {
+			for _, x := range []*rdf.Term{&ts[i].S, &ts[i].O} {
+				if x.IsBlank() {
+					*x = rdf.NewBlank(fresh + x.Value)
+				}
+			}
+		}
+		r.add(graphstore.GraphChange{Graph: g, Insert: ts})
+		if len(ts) > 0 && !g.IsZero() {
+			r.exists[g] = true
+		}
+	}
+}
+
+// groupQuads splits quads by graph (a copy: the parsed update is shared
+// through the cache), graphs in order of first appearance.
+func groupQuads(quads []rdf.Quad) (map[rdf.Term][]rdf.Triple, []rdf.Term) {
+	byGraph := map[rdf.Term][]rdf.Triple{}
+	var order []rdf.Term
+	for _, q := range quads {
+		if _, ok := byGraph[q.G]; !ok {
+			order = append(order, q.G)
+		}
+		byGraph[q.G] = append(byGraph[q.G], q.Triple())
+	}
+	return byGraph, order
+}
+
+// clearOrDrop runs CLEAR or DROP of a target. Dropping the default graph
+// empties it (it always exists).
+func (r *updateRun) clearOrDrop(op sparql.UpdateOp, t sparql.GraphTarget, silent, drop bool) error {
+	do := func(name rdf.Term) {
+		if drop && !name.IsZero() {
+			r.add(graphstore.GraphChange{Graph: name, Drop: true})
+			r.exists[name] = false
+			return
+		}
+		r.add(graphstore.GraphChange{Graph: name, Clear: true})
+	}
+	switch t.Kind {
+	case sparql.TargetGraph:
+		name := graphOf(t.IRI)
+		if !r.graphExists(name) {
+			if silent {
+				return nil
+			}
+			return missing(op, name)
+		}
+		do(name)
+	case sparql.TargetDefault:
+		do(rdf.Term{})
+	case sparql.TargetNamed, sparql.TargetAll:
+		for _, name := range r.namedGraphs() {
+			do(name)
+		}
+		if t.Kind == sparql.TargetAll {
+			do(rdf.Term{})
+		}
+	default:
+		return fmt.Errorf("BUG: graph target kind %d", t.Kind)
+	}
+	return nil
+}
+
+// transfer runs ADD (replace false), COPY (replace) and MOVE (replace,
+// drop the source) from one graph to another.
+func (r *updateRun) transfer(op sparql.UpdateOp, from, to sparql.GraphRef, silent, replace, move bool) error {
+	src, dst := graphOf(from.IRI), graphOf(to.IRI)
+	if src == dst {
+		return nil // to itself: nothing changes
+	}
+	if !r.graphExists(src) {
+		if silent {
+			return nil
+		}
+		return missing(op, src)
+	}
+	if r.touched[src] {
+		if err := r.flush(); err != nil {
+			return err
+		}
+	}
+	st, ok := r.cur.Default(), true
+	if !src.IsZero() {
+		st, ok = r.cur.Graph(src)
+	}
+	var triples []rdf.Triple
+	if ok {
+		var err error
+		if triples, err = graphTriples(r.ctx, r.cur.Dict(), st); err != nil {
+			return fmt.Errorf("cannot read %s: %w", graphLabel(src), err)
+		}
+	}
+	r.add(graphstore.GraphChange{Graph: dst, Clear: replace || !r.graphExists(dst), Insert: triples})
+	if !dst.IsZero() {
+		r.exists[dst] = true
+	}
+	if move {
+		r.add(graphstore.GraphChange{Graph: src, Drop: true})
+		if !src.IsZero() {
+			r.exists[src] = false
+		}
+	}
+	return nil
+}
+
+// modify runs DELETE/INSERT … WHERE: the WHERE is evaluated by the engine
+// on the dataset as the operations so far left it (with USING / USING
+// NAMED, the request's using-graph-uri / using-named-graph-uri, or WITH
+// as its default graph), then the templates are instantiated with every
+// solution: the DELETE triples are removed and the INSERT triples added
+// (per graph, deletions first). A template triple with an unbound
+// variable, a literal subject or a predicate that is not an IRI, or a
+// GRAPH variable bound to anything but an IRI, is skipped.
+func (r *updateRun) modify(m *sparql.Modify) error {
+	if err := r.flush(); err != nil {
+		return err
+	}
+	vars := modifyVars(m)
+	q := &sparql.Query{Pos: m.Pos, Form: sparql.FormSelect, Pattern: m.Pattern, Vars: vars}
+	switch {
+	case r.using != nil:
+		q.Dataset = r.using
+	case m.Using != nil:
+		q.Dataset = m.Using
+	case m.With != "":
+		// WITH names the default graph of the WHERE; the named graphs stay.
+		q.Dataset = &sparql.Dataset{Default: []string{m.With}}
+		for _, g := range r.cur.Graphs() {
+			if g.Name.IsIRI() {
+				q.Dataset.Named = append(q.Dataset.Named, g.Name.Value)
+			}
+		}
+	}
+	eng := r.baseEng
+	if r.cur != r.base {
+		var err error
+		if eng, err = r.svc.newEngine(r.cur); err != nil {
+			return err
+		}
+		defer eng.Close()
+	}
+	res, err := eng.Run(r.ctx, q, exec.Options{Mode: r.svc.opts.Mode, ForkThreshold: r.svc.opts.ForkThreshold})
+	if err != nil {
+		if ctxErr := r.ctx.Err(); ctxErr != nil && !isCtxErr(err) {
+			return fmt.Errorf("%w (%v)", ctxErr, err)
+		}
+		return engineError(err, q)
+	}
+	col := map[sparql.Var]int{}
+	for i, v := range res.Vars {
+		col[v] = i
+	}
+	with := graphOf(m.With)
+	dels, ins := map[rdf.Term][]rdf.Triple{}, map[rdf.Term][]rdf.Triple{}
+	var order []rdf.Term
+	note := func(g rdf.Term) {
+		if _, ok := dels[g]; ok {
+			return
+		}
+		if _, ok := ins[g]; ok {
+			return
+		}
+		order = append(order, g)
+	}
+	prefix := r.svc.newBlankPrefix()
+	var row []rdf.Term
+	for i := 0; i < res.Len(); i++ {
+		if i%ctxCheckEvery == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		row = res.Row(i, row)
+		bind := func(x sparql.TermOrVar, blanks string) rdf.Term {
+			if x.IsVar() {
+				if c, ok := col[x.Var]; ok {
+					return row[c]
+				}
+				return rdf.Term{}
+			}
+			if blanks != "" && x.Term.IsBlank() {
+				return rdf.NewBlank(blanks + x.Term.Value)
+			}
+			return x.Term
+		}
+		inst := func(qp sparql.QuadPattern, blanks string) (rdf.Term, rdf.Triple, bool) {
+			g := with
+			if qp.G.IsVar() || !qp.G.Term.IsZero() {
+				if g = bind(qp.G, ""); !g.IsIRI() {
+					return rdf.Term{}, rdf.Triple{}, false
+				}
+			}
+			t := rdf.Triple{S: bind(qp.S, blanks), P: bind(qp.P, blanks), O: bind(qp.O, blanks)}
+			if t.S.IsZero() || t.S.IsLiteral() || !t.P.IsIRI() || t.O.IsZero() {
+				return rdf.Term{}, rdf.Triple{}, false
+			}
+			return g, t, true
+		}
+		for _, qp := range m.Delete {
+			if g, t, ok := inst(qp, ""); ok {
+				note(g)
+				dels[g] = append(dels[g], t)
+			}
+		}
+		blanks := fmt.Sprintf("%sr%d_", prefix, i)
+		for _, qp := range m.Insert {
+			if g, t, ok := inst(qp, blanks); ok {
+				note(g)
+				ins[g] = append(ins[g], t)
+			}
+		}
+	}
+	for _, g := range order {
+		c := graphstore.GraphChange{Graph: g, Insert: ins[g]}
+		if r.graphExists(g) {
+			c.Delete = dels[g]
+		}
+		if len(c.Delete) == 0 && len(c.Insert) == 0 {
+			continue
+		}
+		r.add(c)
+		if len(c.Insert) > 0 && !g.IsZero() {
+			r.exists[g] = true
+		}
+	}
+	return nil
+}
+
+// modifyVars returns the variables of the templates of m, sorted (the
+// WHERE is evaluated for these).
+func modifyVars(m *sparql.Modify) []sparql.Var {
+	seen := map[sparql.Var]bool{}
+	var vars []sparql.Var
+	for _, qps := range [][]sparql.QuadPattern{m.Delete, m.Insert} {
+		for _, qp := range qps {
+			for _, x := range []sparql.TermOrVar{qp.S, qp.P, qp.O, qp.G} {
+				if x.IsVar() && !seen[x.Var] {
+					seen[x.Var] = true
+					vars = append(vars, x.Var)
+				}
+			}
+		}
+	}
+	slices.Sort(vars)
+	return vars
 }
 
 func opName(op sparql.UpdateOp) string {
@@ -92,89 +493,5 @@ func opName(op sparql.UpdateOp) string {
 	case *sparql.Add:
 		return "ADD"
 	}
-	return fmt.Sprintf("%T", op)
-}
-
-// defaultTarget accepts the targets that mean the default graph here:
-// DEFAULT, and ALL (the only graph); NAMED is no graph at all.
-func defaultTarget(t sparql.GraphTarget, what string) error {
-	switch t.Kind {
-	case sparql.TargetDefault, sparql.TargetAll, sparql.TargetNamed:
-		return nil
-	}
-	return fmt.Errorf("%w: %s GRAPH <%s>", errNamedGraphs, what, t.IRI)
-}
-
-func selfRef(from, to sparql.GraphRef, what string) error {
-	if from.IRI == "" && to.IRI == "" {
-		return nil
-	}
-	return fmt.Errorf("%w: %s with a named graph", errNamedGraphs, what)
-}
-
-// applyUpdate emits the default graph after the operations: the old
-// triples, minus those deleted or cleared, plus those inserted, in order.
-func applyUpdate(ctx context.Context, old *graphstore.Store, ops []sparql.UpdateOp, emit func(rdf.Triple) error) error {
-	// Find the last operation that empties the graph: what comes before it
-	// (old triples included) does not matter.
-	start, keepOld := 0, true
-	for i, op := range ops {
-		switch op := op.(type) {
-		case *sparql.Clear:
-			if op.Target.Kind != sparql.TargetNamed {
-				start, keepOld = i+1, false
-			}
-		case *sparql.Drop:
-			if op.Target.Kind != sparql.TargetNamed {
-				start, keepOld = i+1, false
-			}
-		}
-	}
-	ops = ops[start:]
-	// A triple survives if it is not deleted after its last insertion:
-	// track, per triple touched by the operations, whether it ends present.
-	final := map[rdf.Triple]bool{}
-	var order []rdf.Triple // inserted triples in order (for a stable build)
-	for _, op := range ops {
-		switch op := op.(type) {
-		case *sparql.InsertData:
-			// The blank nodes of each INSERT DATA are new nodes.
-			fresh := loader.NewBlankPrefix()
-			for _, q := range op.Quads {
-				t := q.Triple()
-				for _, x := range []*rdf.Term{&t.S, &t.O} {
-					if x.IsBlank() {
-						*x = rdf.NewBlank(fresh + x.Value)
-					}
-				}
-				if _, ok := final[t]; !ok {
-					order = append(order, t)
-				}
-				final[t] = true
-			}
-		case *sparql.DeleteData:
-			for _, q := range op.Quads {
-				final[q.Triple()] = false
-			}
-		}
-	}
-	if keepOld {
-		err := eachTriple(ctx, old, func(t rdf.Triple) error {
-			if present, touched := final[t]; touched && !present {
-				return nil // deleted
-			}
-			return emit(t)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	for _, t := range order {
-		if final[t] {
-			if err := emit(t); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return strings.TrimPrefix(fmt.Sprintf("%T", op), "*sparql.")
 }

@@ -78,6 +78,10 @@ type QueryRequest struct {
 	// Explain asks for the physical plan instead of (ExplainPlan) or
 	// after running the query and discarding its results (ExplainAnalyze).
 	Explain ExplainMode
+	// Mode is the execution mode the request asks for (the mode=
+	// parameter): ModeAuto (""), ModeInPlace or ModeForkJoin. A backend
+	// without modes ignores it.
+	Mode ExecMode
 	// MaxRows is the server's result row cap (0: none). The web layer
 	// enforces it on the stream; a backend may use it as a LIMIT hint.
 	MaxRows int
@@ -111,6 +115,19 @@ const (
 	// ExplainAnalyze runs the query, discards its results and returns the
 	// plan with actual rows, times and fabric traffic per step.
 	ExplainAnalyze
+)
+
+// ExecMode is how a query reaches data owned by other shards (Wukong's
+// in-place and fork-join execution), as a request asks for it.
+type ExecMode string
+
+const (
+	// ModeAuto lets the backend choose (its default mode).
+	ModeAuto ExecMode = ""
+	// ModeInPlace reads remote adjacency lists one-sidedly.
+	ModeInPlace ExecMode = "in-place"
+	// ModeForkJoin ships partial results to the shards that own the data.
+	ModeForkJoin ExecMode = "fork-join"
 )
 
 // Form is the query form.

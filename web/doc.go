@@ -13,7 +13,8 @@
 // which this package owns; the engine provides a thin adapter.
 //
 //   - Query gets a *QueryRequest (text, dataset from default-graph-uri and
-//     named-graph-uri, explain mode, row cap hint, allowed SERVICE
+//     named-graph-uri, explain mode, execution mode (mode=auto,
+//     in-place or fork-join), row cap hint, allowed SERVICE
 //     endpoints) and returns a *Result: the query form and either a
 //     RowIterator with variable names (SELECT), a boolean (ASK), a
 //     TripleIterator (CONSTRUCT, DESCRIBE) or a *Plan (explain). Results
@@ -26,8 +27,9 @@
 //     backend must stop promptly and return ctx.Err() (wrapped is fine).
 //     If Query itself does not return within 200ms after the deadline, the
 //     web layer answers anyway and closes the late result when it arrives.
-//   - Update runs SPARQL Update; until the engine supports it, it returns
-//     ErrUnsupported and clients get 501 with a message saying so.
+//   - Update runs SPARQL Update. An operation the backend does not run
+//     returns ErrUnsupported: clients get 501 with the backend's message,
+//     which names the operation.
 //   - GetGraph, PutGraph, PostGraph, DeleteGraph are the Graph Store
 //     Protocol. PUT and POST hand the raw body with its media type and base
 //     IRI; the backend parses it with package loader and publishes the

@@ -166,6 +166,21 @@ func explainOf(params url.Values) (ExplainMode, error) {
 	}
 }
 
+// modeOf reads the mode parameter: auto (or absent), in-place or
+// fork-join.
+func modeOf(params url.Values) (ExecMode, error) {
+	switch v := strings.ToLower(params.Get("mode")); v {
+	case "", "auto":
+		return ModeAuto, nil
+	case "in-place", "inplace":
+		return ModeInPlace, nil
+	case "fork-join", "forkjoin":
+		return ModeForkJoin, nil
+	default:
+		return "", newHTTPError(http.StatusBadRequest, "bad_request", "mode must be auto, in-place or fork-join, not "+strconv.Quote(v))
+	}
+}
+
 // acceptOf returns the Accept header, overridden by a format= or output=
 // parameter when that names a format we have.
 func acceptOf(c *gin.Context, params url.Values, offers ...[]results.Format) string {
@@ -292,6 +307,11 @@ func (s *Server) runQuery(c *gin.Context, p *protocolRequest) {
 		fail(e)
 		return
 	}
+	mode, e := modeOf(p.params)
+	if e != nil {
+		fail(e)
+		return
+	}
 	for _, ref := range remoteRefs(p.query, "SERVICE") {
 		if !allowed(ref, s.opts.AllowedServices) {
 			fail(fmt.Errorf("%w: SERVICE %s is not allowed on this server (see --allow-service)", ErrForbidden, ref))
@@ -319,6 +339,7 @@ func (s *Server) runQuery(c *gin.Context, p *protocolRequest) {
 		DefaultGraphs:   p.defaultGraphs,
 		NamedGraphs:     p.namedGraphs,
 		Explain:         explain,
+		Mode:            mode,
 		AllowedServices: s.opts.AllowedServices,
 	}
 	if s.opts.MaxRows > 0 {
@@ -552,11 +573,6 @@ func (s *Server) runUpdate(c *gin.Context, p *protocolRequest) {
 		UsingNamedGraphs: p.usingNamedGraphs,
 		AllowedLoads:     s.opts.AllowedLoads,
 	})
-	if errors.Is(err, ErrUnsupported) {
-		writeError(c, newHTTPError(http.StatusNotImplemented, "unsupported",
-			"SPARQL Update is not supported by this server yet; load or replace data with the Graph Store Protocol on /store"))
-		return
-	}
 	if err != nil {
 		writeError(c, contextError(ctx, err))
 		return

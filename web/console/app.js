@@ -92,6 +92,8 @@
     p.set("query", queryEl.value);
     const t = Number($("timeout").value);
     if (t > 0) p.set("timeout", String(t));
+    const mode = $("mode").value;
+    if (mode && mode !== "auto") p.set("mode", mode);
     if (explain !== "none") p.set("explain", explain);
     return p;
   }
