@@ -190,11 +190,16 @@ type termScratch struct {
 	codes  []uint32
 	order  []uint32 // term positions grouped by stripe
 	tns    []uint32
-	hit    []bool // position resolved by the cache
+	hit    []uint8 // position resolved by the cache (hitCache) or equal to the previous triple's subject (hitPrevSubject)
 	// cache of predicates and classes (few terms, repeated in every
 	// triple): direct-mapped by hash, verified by value.
 	cache [256]cachedTerm
 }
+
+const (
+	hitCache       = 1
+	hitPrevSubject = 2
+)
 
 type cachedTerm struct {
 	h     uint64
@@ -223,6 +228,12 @@ func (b *Builder) internBatch(views []termView, sc *termScratch) ([]uint32, erro
 		for j := 0; j < 3; j++ {
 			pos := i + j
 			v := &views[pos]
+			// Statements come grouped by subject (N-Triples dumps: 83% of
+			// LUBM's subjects repeat the previous line's).
+			if j == 0 && i >= 3 && v.kind == views[i-3].kind && v.value == views[i-3].value && v.kind != rdf.KindLiteral {
+				sc.hit[pos] = hitPrevSubject
+				continue
+			}
 			var code uint32
 			switch v.kind {
 			case rdf.KindIRI, rdf.KindBlank:
@@ -232,11 +243,11 @@ func (b *Builder) internBatch(views []termView, sc *termScratch) ([]uint32, erro
 				return nil, fmt.Errorf("triple %d of the batch: term %d is not an RDF term", i/3, j)
 			}
 			h := hashTerm(byte(v.kind), code, v.value)
-			sc.hashes[pos], sc.codes[pos], sc.hit[pos] = h, code, false
+			sc.hashes[pos], sc.codes[pos], sc.hit[pos] = h, code, 0
 			if role := positionRole(j, isType); role != 0 {
 				c := &sc.cache[h&255]
 				if c.h == h && c.role == role && c.kind == byte(v.kind) && c.code == code && c.value == v.value {
-					sc.tns[pos], sc.hit[pos] = c.tn, true
+					sc.tns[pos], sc.hit[pos] = c.tn, hitCache
 					continue
 				}
 			}
@@ -248,7 +259,7 @@ func (b *Builder) internBatch(views []termView, sc *termScratch) ([]uint32, erro
 	}
 	starts := counts
 	for pos := 0; pos < n; pos++ {
-		if sc.hit[pos] {
+		if sc.hit[pos] != 0 {
 			continue
 		}
 		s := sc.hashes[pos] >> (64 - stripeBits)
@@ -300,6 +311,11 @@ func (b *Builder) internBatch(views []termView, sc *termScratch) ([]uint32, erro
 			}
 		}
 		st.mu.Unlock()
+	}
+	for pos := 3; pos < n; pos += 3 {
+		if sc.hit[pos] == hitPrevSubject {
+			sc.tns[pos] = sc.tns[pos-3]
+		}
 	}
 	return sc.tns[:n], nil
 }
