@@ -49,8 +49,18 @@
 // Loopback is the in-process fabric of N nodes; a NetModel charges
 // deterministic simulated time per round trip, per byte and per message to
 // Counters.ModelNanos (and sleeps it if asked). SetDown simulates a failed
-// node. A tcp fabric (one process per node; a node hosts shards s with
-// s mod nodes == node; its fabric goroutines answer READs from the
-// registered regions; one round trip per peer per ReadBatch) implements the
-// same interface with IsLocal true only for its own node.
+// node.
+//
+// TCP (NewTCP) is the fabric of one process per node (a node hosts shards s
+// with s mod nodes == node); IsLocal is true only for its own node. Its
+// goroutines answer the peers' READs from the registered regions without
+// the query engine; the READs of a ReadBatch to one peer travel in one
+// frame and one round trip; messages are acknowledged once in the peer's
+// ring. Frames (tcp_frame.go) are length-checked and carry a CRC-32C; a
+// handshake checks the cluster size, the node and a cluster id. Connections
+// are kept up with backoff and heartbeats; a call to a peer that is down
+// fails with ErrNodeDown, never hangs. Peers() gives per-peer counters and
+// link state, ContextWithPeerMeter per-peer counts of one query. SimNet is a
+// deterministic simulated network (seeded drop, corruption, delay,
+// partition, crash) for TCP's fault tests without sockets.
 package rdmakv
