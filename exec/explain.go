@@ -54,20 +54,27 @@ type ExplainNode struct {
 	EstRows     float64       `json:"est_rows,omitempty"`
 	EstCost     float64       `json:"est_cost,omitempty"`
 	Steps       []ExplainStep `json:"steps,omitempty"`
-	Input       *ExplainNode  `json:"input,omitempty"`
+	// Detail says what an operator does: the join algorithm and why, the
+	// filter or bind expressions, the seed of an exploration.
+	Detail []string       `json:"detail,omitempty"`
+	Input  *ExplainNode   `json:"input,omitempty"`
+	Inputs []*ExplainNode `json:"inputs,omitempty"` // operators with two inputs (left, right)
 }
 
 // ExplainDoc is the whole EXPLAIN output.
 type ExplainDoc struct {
-	Vars          []string     `json:"vars"`
-	Mode          string       `json:"mode"`
-	ForkThreshold string       `json:"fork_threshold"`
-	Shards        int          `json:"shards"`
-	Passes        []string     `json:"planner_passes"`
-	Root          *ExplainNode `json:"plan"`
-	PlanMs        *float64     `json:"plan_ms,omitempty"`
-	ExecMs        *float64     `json:"exec_ms,omitempty"`
-	Rows          *int         `json:"rows,omitempty"`
+	Vars          []string       `json:"vars"`
+	Mode          string         `json:"mode"`
+	ForkThreshold string         `json:"fork_threshold"`
+	Shards        int            `json:"shards"`
+	Passes        []string       `json:"planner_passes"`
+	Form          string         `json:"form"`
+	Root          *ExplainNode   `json:"plan"`
+	Exists        []*ExplainNode `json:"exists,omitempty"`   // the plans of EXISTS patterns
+	Describe      *ExplainNode   `json:"describe,omitempty"` // DESCRIBE's exploration
+	PlanMs        *float64       `json:"plan_ms,omitempty"`
+	ExecMs        *float64       `json:"exec_ms,omitempty"`
+	Rows          *int           `json:"rows,omitempty"`
 }
 
 // ExplainPlan builds the EXPLAIN document of plan; with a (nil when not
@@ -83,8 +90,72 @@ func ExplainPlan(plan *planner.Plan, a *Analysis, store Store) *ExplainDoc {
 	}
 	ex := 0
 	var build func(n planner.Node) *ExplainNode
+	two := func(op string, l, r planner.Node, detail ...string) *ExplainNode {
+		return &ExplainNode{Op: op, Detail: detail, Inputs: []*ExplainNode{build(l), build(r)}}
+	}
 	build = func(n planner.Node) *ExplainNode {
 		switch n := n.(type) {
+		case *planner.Join:
+			if n.Algo == planner.BindJoin {
+				en := &ExplainNode{Op: "bind join", Detail: []string{n.Why, "the exploration starts from the left rows"}}
+				en.Input = build(n.Right)
+				return en
+			}
+			return two("hash join", n.Left, n.Right, n.Why)
+		case *planner.LeftJoin:
+			d := []string{fmt.Sprintf("right side seeded with the numbered left rows (?%s)", n.RowVar)}
+			if n.Expr != nil {
+				d = append(d, "filter "+n.Expr.String())
+			}
+			return two("optional", n.Left, n.Right, d...)
+		case *planner.Union:
+			return two("union", n.Left, n.Right)
+		case *planner.Minus:
+			return two("minus", n.Left, n.Right)
+		case *planner.Filter:
+			en := &ExplainNode{Op: "filter", Input: build(n.Input)}
+			for _, e := range n.Exprs {
+				en.Detail = append(en.Detail, e.String())
+			}
+			if len(n.Exprs) == 0 {
+				return en.Input // every expression was pushed into the exploration
+			}
+			return en
+		case *planner.Extend:
+			en := &ExplainNode{Op: "extend", Input: build(n.Input)}
+			for _, b := range n.Binds {
+				en.Detail = append(en.Detail, fmt.Sprintf("?%s := %s", b.Var, b.Expr))
+			}
+			return en
+		case *planner.Group:
+			en := &ExplainNode{Op: "group", Input: build(n.Input)}
+			for _, k := range n.Keys {
+				en.Keys = append(en.Keys, k.String())
+			}
+			for _, a := range n.Aggs {
+				en.Detail = append(en.Detail, fmt.Sprintf("?%s := %s", a.Var, a.Agg))
+			}
+			return en
+		case *planner.Values:
+			return &ExplainNode{Op: "values", Vars: varNames(n.Vars), Detail: []string{fmt.Sprintf("%d rows", len(n.Rows))}}
+		case *planner.SeedRef:
+			return &ExplainNode{Op: "seed", Detail: []string{fmt.Sprintf("the rows of slot %d", n.Slot)}}
+		case *planner.Let:
+			return two("let", n.Value, n.Body, fmt.Sprintf("slot %d holds the first input's rows", n.Slot))
+		case *planner.PathScan:
+			en := &ExplainNode{Op: "path", Detail: []string{tovString(n.Pattern.S) + " " + n.Pattern.Path.String() + " " + tovString(n.Pattern.O)}}
+			if n.Seed != nil {
+				en.Detail = append(en.Detail, "from the seed's rows")
+				en.Input = build(n.Seed)
+			}
+			return en
+		case *planner.GraphScan:
+			en := &ExplainNode{Op: "graph", Detail: []string{"GRAPH " + tovString(n.Graph.Name)}, Input: build(n.Input)}
+			if n.Seed != nil {
+				en.Detail = append(en.Detail, "from the seed's rows")
+				en.Inputs = []*ExplainNode{build(n.Seed)}
+			}
+			return en
 		case *planner.Project:
 			return &ExplainNode{Op: "project", Vars: varNames(n.Vars), Input: build(n.Input)}
 		case *planner.Distinct:
@@ -110,7 +181,11 @@ func ExplainPlan(plan *planner.Plan, a *Analysis, store Store) *ExplainDoc {
 		case *planner.Explore:
 			en := &ExplainNode{Op: "explore", Empty: n.Empty, EstRows: round2(n.EstRows), EstCost: round2(n.EstCost)}
 			var ea *ExploreAnalysis
-			if a != nil && ex < len(a.Explores) {
+			if x := a.Of(n); x != nil {
+				ea = x
+				c := ea.Coordinator
+				en.Coordinator = &c
+			} else if a != nil && a.byExplore == nil && ex < len(a.Explores) {
 				ea = &a.Explores[ex]
 				c := ea.Coordinator
 				en.Coordinator = &c
@@ -126,6 +201,19 @@ func ExplainPlan(plan *planner.Plan, a *Analysis, store Store) *ExplainDoc {
 			case n.Steps[0].Kind == planner.StepIndex:
 				en.Start = "index on every shard"
 			}
+			if n.Seed != nil {
+				en.Start = "the seed's rows (" + strings.Join(varNames(n.SeedVars), " ") + " bound), then " + en.Start
+				if len(n.Steps) > 0 && n.Steps[0].Kind != planner.StepIndex && n.StartConst == 0 {
+					en.Start = "the seed's rows (" + strings.Join(varNames(n.SeedVars), " ") + " bound)"
+				}
+			}
+			for _, f := range n.Filters {
+				at := fmt.Sprintf("after step %d", f.After+1)
+				if f.After < 0 {
+					at = "on the seed rows"
+				}
+				en.Detail = append(en.Detail, "filter "+f.Expr.String()+" "+at)
+			}
 			for k, s := range n.Steps {
 				es := explainStep(k, s, n.Vars, store)
 				if ea != nil && k < len(ea.Steps) {
@@ -140,7 +228,19 @@ func ExplainPlan(plan *planner.Plan, a *Analysis, store Store) *ExplainDoc {
 		}
 		return &ExplainNode{Op: fmt.Sprintf("%T", n)}
 	}
-	doc.Root = build(plan.Root)
+	if plan.Root != nil {
+		doc.Root = build(plan.Root)
+	}
+	doc.Form = plan.Form.String()
+	if plan.Form == 0 {
+		doc.Form = "SELECT"
+	}
+	for _, e := range plan.ExistsPlans() {
+		doc.Exists = append(doc.Exists, build(e.Node))
+	}
+	if plan.Describe != nil {
+		doc.Describe = build(plan.Describe.Explore)
+	}
 	if a != nil {
 		p, e := ms(a.PlanTime.Seconds()), ms(a.ExecTime.Seconds())
 		doc.PlanMs, doc.ExecMs, doc.Rows = &p, &e, &a.TotalRows
@@ -238,7 +338,11 @@ func explainStep(k int, s planner.Step, vars []sparql.Var, store Store) ExplainS
 func Explain(plan *planner.Plan, a *Analysis, store Store) string {
 	doc := ExplainPlan(plan, a, store)
 	var b strings.Builder
-	fmt.Fprintf(&b, "SELECT %s  [%d shard(s), mode %s, fork threshold %s]\n", strings.Join(doc.Vars, " "), doc.Shards, doc.Mode, doc.ForkThreshold)
+	head := "SELECT " + strings.Join(doc.Vars, " ")
+	if doc.Form != "SELECT" {
+		head = doc.Form
+	}
+	fmt.Fprintf(&b, "%s  [%d shard(s), mode %s, fork threshold %s]\n", head, doc.Shards, doc.Mode, doc.ForkThreshold)
 	var walk func(n *ExplainNode, depth int)
 	walk = func(n *ExplainNode, depth int) {
 		ind := strings.Repeat("  ", depth)
@@ -278,13 +382,41 @@ func Explain(plan *planner.Plan, a *Analysis, store Store) string {
 				b.WriteByte('\n')
 			}
 		default:
-			fmt.Fprintf(&b, "%s%s\n", ind, n.Op)
+			fmt.Fprintf(&b, "%s%s", ind, n.Op)
+			if len(n.Vars) > 0 {
+				fmt.Fprintf(&b, " %s", strings.Join(n.Vars, " "))
+			}
+			if len(n.Keys) > 0 {
+				fmt.Fprintf(&b, " by %s", strings.Join(n.Keys, " "))
+			}
+			b.WriteByte('\n')
+			for _, d := range n.Detail {
+				fmt.Fprintf(&b, "%s  · %s\n", ind, d)
+			}
+		}
+		if n.Op == "explore" {
+			for _, d := range n.Detail {
+				fmt.Fprintf(&b, "%s  · %s\n", ind, d)
+			}
 		}
 		if n.Input != nil {
 			walk(n.Input, depth+1)
 		}
+		for _, in := range n.Inputs {
+			walk(in, depth+1)
+		}
 	}
-	walk(doc.Root, 0)
+	if doc.Root != nil {
+		walk(doc.Root, 0)
+	}
+	for i, e := range doc.Exists {
+		fmt.Fprintf(&b, "EXISTS pattern %d, seeded with the rows it tests:\n", i+1)
+		walk(e, 1)
+	}
+	if doc.Describe != nil {
+		fmt.Fprintf(&b, "DESCRIBE, from the resources:\n")
+		walk(doc.Describe, 1)
+	}
 	if doc.PlanMs != nil {
 		fmt.Fprintf(&b, "rows %d, plan %.3fms, execution %.3fms\n", *doc.Rows, *doc.PlanMs, *doc.ExecMs)
 	}
@@ -304,4 +436,11 @@ func num(x float64) string {
 // ExplainJSON returns the EXPLAIN document as indented JSON.
 func ExplainJSON(plan *planner.Plan, a *Analysis, store Store) ([]byte, error) {
 	return json.MarshalIndent(ExplainPlan(plan, a, store), "", "  ")
+}
+
+func tovString(x sparql.TermOrVar) string {
+	if x.IsVar() {
+		return "?" + string(x.Var)
+	}
+	return x.Term.String()
 }

@@ -302,7 +302,7 @@ func (st *state) lowerDescribe(targets []sparql.TermOrVar) {
 	r, p, o := sparql.Var(".describe"), sparql.Var(".describe.p"), sparql.Var(".describe.o")
 	slot := st.newSlot()
 	ref := &SeedRef{Slot: slot, Vars: []sparql.Var{r}}
-	w := &bgpWork{node: &Explore{Seed: ref}, seed: ref, seedVars: []sparql.Var{r},
+	w := &bgpWork{node: &Explore{Seed: ref, SeedVars: []sparql.Var{r}}, seed: ref, seedVars: []sparql.Var{r},
 		patterns: []sparql.TriplePattern{{S: sparql.NewVarRef(r), P: sparql.NewVarRef(p), O: sparql.NewVarRef(o)}}}
 	st.bgps = append(st.bgps, w)
 	st.describe = &DescribePlan{Targets: targets, Slot: slot, Explore: w.node}

@@ -227,15 +227,7 @@ func pushFilters(st *state) error {
 			if !ok {
 				return
 			}
-			var ex *Explore
-			switch in := f.Input.(type) {
-			case *Explore:
-				ex = in
-			case *Join:
-				if in.Algo == BindJoin {
-					ex, _ = in.Right.(*Explore)
-				}
-			}
+			ex := filterTarget(f.Input)
 			if ex == nil || ex.Empty {
 				return
 			}
@@ -249,6 +241,24 @@ func pushFilters(st *state) error {
 			}
 			f.Exprs = kept
 		})
+	}
+	return nil
+}
+
+// filterTarget returns the exploration whose every row is (or becomes,
+// unchanged in the variables the exploration binds) a row of n: n itself,
+// the exploration of a bind join, or the left side of an OPTIONAL (each
+// output row extends a left row). nil when there is none.
+func filterTarget(n Node) *Explore {
+	switch n := n.(type) {
+	case *Explore:
+		return n
+	case *Join:
+		if n.Algo == BindJoin {
+			return filterTarget(n.Right)
+		}
+	case *LeftJoin:
+		return filterTarget(n.Left)
 	}
 	return nil
 }

@@ -249,7 +249,7 @@ func (p *Plan) Explores() []*Explore {
 		}
 	}
 	walk(p.Root)
-	for _, e := range p.existsInOrder() {
+	for _, e := range p.ExistsPlans() {
 		walk(e.Node)
 	}
 	if p.Describe != nil {
@@ -258,9 +258,9 @@ func (p *Plan) Explores() []*Explore {
 	return out
 }
 
-// existsInOrder returns the EXISTS plans by slot (the order they were
+// ExistsPlans returns the EXISTS plans by slot (the order they were
 // planned in).
-func (p *Plan) existsInOrder() []*ExistsPlan {
+func (p *Plan) ExistsPlans() []*ExistsPlan {
 	out := make([]*ExistsPlan, 0, len(p.Exists))
 	for _, e := range p.Exists {
 		out = append(out, e)
