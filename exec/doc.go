@@ -64,7 +64,23 @@
 //     to every node, each scanning its own part of the index.
 //
 // A query whose first step starts from a constant runs on the constant's
-// owner; other queries on the nodes in turn.
+// owner; other queries on the nodes in turn. An index step runs on one
+// worker per node (it is not split over a node's workers).
+//
+// Kernels and caches: the keys of a step are deduplicated (runs first,
+// then a map) and read per owner shard in one batch; a type check
+// (?x rdf:type C on a bound ?x) over 64 rows or more tests a bitmap of the
+// owner shard's instances of C, built from the shard's type index on first
+// use and cached per node (the store is immutable, so it never goes
+// stale; classes too sparse for a 256 KiB bitmap are checked row by row).
+// Engine.Query caches parses and Engine.Plan caches plans (by query and
+// options), so a repeated query costs only its execution.
+//
+// Mode choice: the planner's default cost model (planner.DefaultCost) is
+// calibrated on the in-process loopback fabric, where forking never pays
+// (docs/PERFORMANCE.md, Engine): auto then runs in place. Forced modes and
+// ForkThreshold exercise fork-join; a network cost model
+// (planner.NetworkCost, Config.Cost) makes large fan-outs fork.
 //
 // # Nodes, workers, cancellation
 //
