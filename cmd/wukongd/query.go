@@ -94,15 +94,15 @@ DIR and prints the results in a SPARQL 1.1 results format. A constant the
 data does not contain matches nothing (it is not an error).`)
 	var ef engineFlags
 	ef.register(fs)
-	format := fs.String("format", "tsv", "results format: json, xml, csv or tsv")
+	format := fs.String("format", "", "results format: json, xml, csv or tsv (SELECT, default tsv; ASK, default json); ntriples, turtle, jsonld or rdfxml (CONSTRUCT, DESCRIBE; default ntriples)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	f := results.ParseFormat(*format, results.SolutionFormats)
-	if f == results.FormatNone {
-		return fmt.Errorf("--format %q: want json, xml, csv or tsv", *format)
-	}
 	q, err := readQuery(fs.Args())
+	if err != nil {
+		return err
+	}
+	f, err := resultFormat(q.Form, *format)
 	if err != nil {
 		return err
 	}
@@ -121,8 +121,44 @@ data does not contain matches nothing (it is not an error).`)
 	return writeResult(os.Stdout, f, res)
 }
 
-// writeResult streams res in format f.
+// resultFormat chooses the output format of a query form (name "" for
+// the form's default).
+func resultFormat(form sparql.Form, name string) (results.Format, error) {
+	offers, def, want := results.SolutionFormats, "tsv", "json, xml, csv or tsv"
+	switch form {
+	case sparql.FormAsk:
+		offers, def, want = results.BooleanFormats, "json", "json or xml"
+	case sparql.FormConstruct, sparql.FormDescribe:
+		offers, def, want = results.GraphFormats, "ntriples", "ntriples, turtle, jsonld or rdfxml"
+	}
+	if name == "" {
+		name = def
+	}
+	f := results.ParseFormat(name, offers)
+	if f == results.FormatNone {
+		return f, fmt.Errorf("--format %q: a %s query's results are written as %s", name, form, want)
+	}
+	return f, nil
+}
+
+// writeResult streams res in format f: solutions, the boolean of ASK, or
+// the graph of CONSTRUCT and DESCRIBE.
 func writeResult(w io.Writer, f results.Format, res *exec.Result) error {
+	switch res.Form {
+	case sparql.FormAsk:
+		return results.WriteBoolean(f, w, res.Boolean)
+	case sparql.FormConstruct, sparql.FormDescribe:
+		gw, err := results.NewGraphWriter(f, w, results.GraphOptions{})
+		if err != nil {
+			return err
+		}
+		for i := 0; i < res.NumTriples(); i++ {
+			if err := gw.WriteTriple(res.Triple(i)); err != nil {
+				return err
+			}
+		}
+		return gw.Close()
+	}
 	sw, err := results.NewSolutionWriter(f, w)
 	if err != nil {
 		return err
