@@ -131,6 +131,8 @@ type engineGraphs struct {
 	ds    *datasetState // nil: a single graph, no named graphs
 	mu    sync.Mutex
 	empty *Engine // an empty graph's engine (GRAPH <not a graph>), started on first use
+	// stripped: queries with FROM / FROM NAMED → the same without.
+	stripped map[*sparql.Query]*sparql.Query
 }
 
 // closeGraphs stops the engines e started for graphs: its empty graph
@@ -214,10 +216,27 @@ func (e *Engine) runDataset(ctx context.Context, q *sparql.Query, opts Options) 
 	run.graphs.ds = e.graphs.ds
 	// The engine running q sees its dataset through ctx: the planner gets
 	// the query without the clause.
-	inner := *q
-	inner.Dataset = nil
-	res, err = run.Run(ctx, &inner, opts)
+	res, err = run.Run(ctx, e.withoutDataset(q), opts)
 	return res, true, err
+}
+
+// withoutDataset returns q without its FROM / FROM NAMED clause: the
+// same copy for the same q, so that a repeated query hits the plan cache
+// of the engine that runs it.
+func (e *Engine) withoutDataset(q *sparql.Query) *sparql.Query {
+	g := &e.graphs
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c := g.stripped[q]; c != nil {
+		return c
+	}
+	if g.stripped == nil || len(g.stripped) >= planCacheSize {
+		g.stripped = map[*sparql.Query]*sparql.Query{} // simple bound: start over
+	}
+	c := *q
+	c.Dataset = nil
+	g.stripped[q] = &c
+	return &c
 }
 
 // unionStore returns the merge of graphs as one store.
