@@ -3,10 +3,12 @@
 //
 // In: a *sparql.Query (planned here through planner.Build) or a
 // *planner.Plan, and a Store (NewGraphStore adapts a *graphstore.Store; its
-// fabric is the Transport). Out: a *Result: the result variables and the
-// rows as ID columns, decoded to rdf.Terms on demand (Result.Row,
-// Result.Term), the plan, and with Options.Analyze the per-step
-// measurements for EXPLAIN ANALYZE (Explain, ExplainJSON).
+// fabric is the Transport). Out: a *Result: for SELECT the result
+// variables and the rows as ID columns, decoded to rdf.Terms on demand
+// (Result.Row, Result.Term); for ASK Result.Boolean; for CONSTRUCT and
+// DESCRIBE Result.Triples (a set of ID triples, Result.Triple decodes);
+// the plan, and with Options.Analyze the per-step measurements for
+// EXPLAIN ANALYZE (Explain, ExplainJSON).
 //
 // # API
 //
@@ -31,19 +33,51 @@
 // children's tables, with no final join. Nothing is deduplicated unless the
 // plan says DISTINCT (bag semantics).
 //
-// The operators above explorations (project, distinct, order by, slice)
-// take and return Tables. The next operators (FILTER, OPTIONAL, UNION,
-// MINUS, BIND, VALUES, GROUP BY, sub-queries) are to be built the same way:
-//   - An Explore node may be seeded with an input table (planner.Explore.Seed):
-//     the steps then run on the seed's rows instead of one empty row — a bind
-//     join, which is how OPTIONAL/EXISTS/MINUS explore from the left side.
-//     Columns are matched by variable name.
-//   - Values computed by expressions that are not in the dictionary get
-//     query-local IDs from LocalIDBase (2^62) up, held by the query's
-//     TermTable (Result.Term decodes both kinds), so every column stays
-//     []ID. Store IDs are below 2^40, so the ranges never meet.
-//   - Typed values (numbers, dates) for FILTER and ORDER BY come from
-//     exec/expr; CompareTerms here is the ORDER BY order of terms.
+// # Operators (run.go, ops.go, seed.go, forms.go)
+//
+// queryRun evaluates the plan tree bottom-up on the caller's goroutine;
+// explorations run on the nodes' workers. Every operator takes and returns
+// Tables and never modifies its inputs (SPARQL 1.1 §18.5):
+//   - Explore, seeded or not: a seeded exploration (planner.Explore.Seed:
+//     a bind join) starts from the seed's rows, its SeedVars bound, every
+//     other seed column carried along (full history, also across forks).
+//   - Join: a bind join is the seeded exploration; a hash join indexes the
+//     right rows on the shared variables — a row with an unbound (0) shared
+//     value is compatible with every row and is checked apart.
+//   - LeftJoin (OPTIONAL): the left rows are numbered in a hidden column
+//     and fill a slot; the right side is planned over that slot (seeded),
+//     so its rows carry the number of the left row they extend; rows that
+//     fail the OPTIONAL's filter are dropped, left rows no right row
+//     extends are kept alone.
+//   - Union (columns matched by name), Minus (a row goes only when a
+//     compatible right row shares a variable bound in both), Filter
+//     (exec/expr programs; an error is false), Extend (an error leaves the
+//     value unbound; the binds of one Extend share the row's identity for
+//     BNODE), Group (keys may be expressions; no keys: one group, also over
+//     no rows; every aggregate of exec/expr), Values, OrderBy (expr.Compare
+//     on decoded values; an erring key sorts as unbound), Distinct (IDs:
+//     one per term), Slice, Project.
+//   - EXISTS: before a table's expressions run, each EXISTS pattern runs
+//     once, seeded with all the table's rows (numbered), and the numbers
+//     that come back say which rows have a solution; the ExistsFunc given
+//     to exec/expr reads that answer.
+//   - FILTERs pushed into an exploration (planner.Explore.Filters) run on
+//     the node holding the rows right after their step; a forked child runs
+//     none, and its parent applies them to the rows the child returns.
+//   - Property paths and GRAPH are path.go's and dataset.go's (evalPath,
+//     evalInGraph), called with the seed's rows.
+//   - ASK keeps whether a row came; CONSTRUCT instantiates the template per
+//     row (a fresh blank node per template blank node and row; triples with
+//     an unbound or ill-formed position are left out; a set); DESCRIBE
+//     gives the concise bounded description of each resource: the triples
+//     with it as subject, and in turn those of their blank-node objects.
+//
+// Values computed by expressions get the dictionary's ID when the store
+// knows the term (joins and equality by ID stay exact: one term, one ID),
+// else a query-local ID from LocalIDBase (2^62) up, held by the query's
+// TermTable (Result.Term decodes both kinds). Store IDs are below 2^40, so
+// the ranges never meet. A panic on a worker or while evaluating becomes
+// the query's error.
 //
 // # Exploration
 //
