@@ -67,6 +67,12 @@ func WithNamedGraph(iri string) Option {
 	return func(v url.Values) { v.Add("named-graph-uri", iri) }
 }
 
+// WithMode asks for an execution mode (the mode parameter of wukongd:
+// "in-place", "fork-join" or "auto"); other endpoints ignore it.
+func WithMode(mode string) Option {
+	return func(v url.Values) { v.Set("mode", mode) }
+}
+
 // WithParam sets any other request parameter.
 func WithParam(name, value string) Option {
 	return func(v url.Values) { v.Set(name, value) }

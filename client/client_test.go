@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +61,32 @@ func TestErrorDecoding(t *testing.T) {
 	status, ctype, body = 200, "text/html", "<html>hello</html>"
 	if _, err = c.Select(ctx, "SELECT * {}"); err == nil {
 		t.Error("HTML accepted as results")
+	}
+}
+
+func TestOptionsReachTheServer(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			t.Error(err)
+		}
+		got = []string{r.Form.Get("mode"), strings.Join(r.Form["default-graph-uri"], ","),
+			strings.Join(r.Form["named-graph-uri"], ","), strings.Join(r.Form["using-graph-uri"], ",")}
+		w.Header().Set("Content-Type", "application/sparql-results+json")
+		w.Write([]byte(`{"head":{},"boolean":true}`))
+	}))
+	defer srv.Close()
+	c := New(srv.URL + "/sparql")
+	ctx := context.Background()
+	if _, err := c.Ask(ctx, "ASK {}", WithMode("fork-join"), WithDefaultGraph("http://g/1"), WithDefaultGraph("http://g/2"), WithNamedGraph("http://g/3")); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"fork-join", "http://g/1,http://g/2", "http://g/3", ""}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("query parameters %q, want %q", got, want)
+	}
+	c.UpdateURL = srv.URL + "/update"
+	_ = c.Update(ctx, "CLEAR DEFAULT", WithDefaultGraph("http://g/1"))
+	if got[1] != "" || got[3] != "http://g/1" {
+		t.Errorf("update parameters %q: default-graph-uri should become using-graph-uri", got)
 	}
 }
