@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -197,7 +199,7 @@ func TestWriteMarkdown(t *testing.T) {
 		"| L1 | 5 | 1.00 / 1.00 | 10.0 / 10.0 | 10.0× |",
 		"| L2 | 7 | 2.00 / 2.00 | 4.00 / 4.00 (**8 rows**) | — |",
 		"geometric mean of the speed-ups 10.0× over L1–L7 (1 queries), 0.50× over the standard queries (1); wukongd is slower on Q1.",
-		"| 4 | 3000 | 0 / 0 | 0.0 | 300 | 0 / 0 | 0.0 | 10.0× |",
+		"| 4 | 3000 | 0 / 0 | 0.0, 0.0 | 300 | 0 / 0 | 0.0, 0.0 | 10.0× |",
 		"### Latency in process, by execution mode",
 		"![throughput against clients](throughput.svg)",
 	} {
@@ -248,5 +250,26 @@ func TestWriteSVG(t *testing.T) {
 				t.Errorf("throughput plot: %d points, want 4", circles)
 			}
 		}
+	}
+}
+
+func TestSampleCPU(t *testing.T) {
+	a := SampleCPU(0)
+	deadline := time.Now().Add(30 * time.Millisecond)
+	for x := 0; time.Now().Before(deadline); x++ {
+		_ = x * x
+	}
+	b := SampleCPU(0)
+	if _, err := os.Stat("/proc/stat"); err != nil {
+		if c := a.OtherCores(b); c != -1 {
+			t.Fatalf("without /proc: OtherCores = %v, want -1", c)
+		}
+		return
+	}
+	if c := a.OtherCores(b); c < 0 || c > float64(runtime.NumCPU())+0.5 {
+		t.Fatalf("OtherCores = %v, want within [0, %d]", c, runtime.NumCPU())
+	}
+	if c := b.OtherCores(a); c != -1 {
+		t.Fatalf("reversed samples: OtherCores = %v, want -1", c)
 	}
 }

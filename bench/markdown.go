@@ -102,10 +102,10 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 		var las []string
 		for _, s := range r.Systems {
 			if run := s.Run(PathHTTP, ""); run != nil {
-				las = append(las, fmt.Sprintf("%s %.1f", s.Name, run.LoadAvg.One))
+				las = append(las, fmt.Sprintf("%s %.1f%s", s.Name, run.LoadAvg.One, otherCores(run.OtherCores)))
 			}
 		}
-		p("%s.\n\n", strings.Join(las, ", "))
+		p("%s (other processes: the cores that processes other than the client and the server kept busy on average).\n\n", strings.Join(las, ", "))
 		p("| query | rows | %s |", Base)
 		for _, s := range peers {
 			p(" %s | speed-up |", s.Name)
@@ -166,7 +166,11 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 		if len(inPeers) > 0 {
 			p("Peers in process: the query run through their own API with the results serialized to SPARQL JSON and parsed back. ")
 		}
-		p("Load average: %.1f.\n\n", modeRuns[0].LoadAvg.One)
+		var las []string
+		for _, run := range modeRuns {
+			las = append(las, fmt.Sprintf("%s %.1f%s", run.Mode, run.LoadAvg.One, otherCores(run.OtherCores)))
+		}
+		p("Load average: %s.\n\n", strings.Join(las, ", "))
 		p("| query | rows |")
 		for _, run := range modeRuns {
 			p(" %s |", run.Mode)
@@ -206,7 +210,7 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 			"Queries/s, and median / p99 latency in milliseconds.\n\n", strings.Join(parts, ", "), r.Throughput.Duration, r.Throughput.Warmup)
 		p("| clients |")
 		for _, s := range tput {
-			p(" %s q/s | %s median / p99 | load avg |", s.Name, s.Name)
+			p(" %s q/s | %s median / p99 | load avg, other cores |", s.Name, s.Name)
 		}
 		if base != nil && len(base.Throughput) > 0 {
 			for _, s := range tput {
@@ -235,7 +239,7 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 				if pt.Errors > 0 {
 					errs = fmt.Sprintf(" (%d errors)", pt.Errors)
 				}
-				p(" %.0f%s | %s / %s | %.1f |", pt.QPS, errs, fmtMs(pt.Latency.Median), fmtMs(pt.Latency.P99), pt.LoadAvg.One)
+				p(" %.0f%s | %s / %s | %.1f, %s |", pt.QPS, errs, fmtMs(pt.Latency.Median), fmtMs(pt.Latency.P99), pt.LoadAvg.One, coresCell(pt.OtherCores))
 			}
 			if bp := point(base, n); bp != nil {
 				for _, s := range tput {
@@ -264,9 +268,9 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 		p("%s\n\n", h("Throughput: the same mix in process"))
 		p("The same query sequence run by N goroutines calling %s's engine directly (parse — every text is new, so the parse cache misses — plan, execute; no HTTP, no decoding): "+
 			"what the engine sustains without the protocol.\n\n", Base)
-		p("| clients | q/s | median / p99 (ms) | load avg |\n|---|---|---|---|\n")
+		p("| clients | q/s | median / p99 (ms) | load avg, other cores |\n|---|---|---|---|\n")
 		for _, pt := range base.ThroughputInProcess {
-			p("| %d | %.0f | %s / %s | %.1f |\n", pt.Clients, pt.QPS, fmtMs(pt.Latency.Median), fmtMs(pt.Latency.P99), pt.LoadAvg.One)
+			p("| %d | %.0f | %s / %s | %.1f, %s |\n", pt.Clients, pt.QPS, fmtMs(pt.Latency.Median), fmtMs(pt.Latency.P99), pt.LoadAvg.One, coresCell(pt.OtherCores))
 		}
 		p("\n")
 	}
@@ -375,6 +379,21 @@ func speedUpLine(base *LatencyRun, peer string, ups map[string]float64) string {
 		s += "; " + Base + " is faster on every query compared"
 	}
 	return s + "."
+}
+
+// otherCores is " (other processes x.x cores)", or "" when unknown.
+func otherCores(c float64) string {
+	if c < 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (other processes %.1f cores)", c)
+}
+
+func coresCell(c float64) string {
+	if c < 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f", c)
 }
 
 func orDash(s string) string {

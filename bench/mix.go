@@ -114,6 +114,9 @@ type ThroughputConfig struct {
 	Seed uint64
 	// Timeout bounds one query.
 	Timeout time.Duration
+	// Pids are the processes under measurement (0: this one), whose CPU
+	// time is not counted in ThroughputPoint.OtherCores.
+	Pids []int `json:"-"`
 }
 
 // ThroughputPoint is the workload measured with a number of clients.
@@ -128,6 +131,9 @@ type ThroughputPoint struct {
 	PerTemplate map[string]Summary `json:"per_template"`
 	FirstError  string             `json:"first_error,omitempty"`
 	LoadAvg     LoadAvg            `json:"loadavg"`
+	// OtherCores is the average number of cores that other processes
+	// kept busy during the point (-1: unknown).
+	OtherCores float64 `json:"other_cores"`
 }
 
 // QueryFunc runs one query text and returns its row count.
@@ -162,6 +168,7 @@ func runClients(ctx context.Context, cfg ThroughputConfig, mix *Mix, do QueryFun
 	logs := make([]clientLog, n)
 	var stop atomic.Bool
 	var wg sync.WaitGroup
+	cpu0 := SampleCPU(cfg.Pids...)
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		wg.Add(1)
@@ -198,7 +205,8 @@ func runClients(ctx context.Context, cfg ThroughputConfig, mix *Mix, do QueryFun
 	stop.Store(true)
 	wg.Wait()
 	secs := time.Since(start).Seconds()
-	p := ThroughputPoint{Clients: n, Seconds: secs, PerTemplate: map[string]Summary{}, LoadAvg: ReadLoadAvg()}
+	p := ThroughputPoint{Clients: n, Seconds: secs, PerTemplate: map[string]Summary{}, LoadAvg: ReadLoadAvg(),
+		OtherCores: cpu0.OtherCores(SampleCPU(cfg.Pids...))}
 	var all []float64
 	per := make([][]float64, len(mix.Templates))
 	for _, l := range logs {

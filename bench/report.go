@@ -96,9 +96,12 @@ type LatencyRun struct {
 	Path string `json:"path"`
 	// Mode is the execution mode forced ("in-place", "fork-join") or
 	// "planned"; empty for systems without modes.
-	Mode    string         `json:"mode,omitempty"`
-	LoadAvg LoadAvg        `json:"loadavg"`
-	Queries []*QueryResult `json:"queries"`
+	Mode    string  `json:"mode,omitempty"`
+	LoadAvg LoadAvg `json:"loadavg"`
+	// OtherCores is the average number of cores that other processes
+	// than the measured ones kept busy during the run (-1: unknown).
+	OtherCores float64        `json:"other_cores"`
+	Queries    []*QueryResult `json:"queries"`
 }
 
 // System returns the named system, or nil.

@@ -627,6 +627,7 @@ func (r *benchRun) inProcess(ctx context.Context, s *bench.System, eng *wexec.En
 		}
 		run := &bench.LatencyRun{Path: bench.PathInProcess, Mode: m, LoadAvg: bench.ReadLoadAvg()}
 		s.Latency = append(s.Latency, run)
+		cpu0 := bench.SampleCPU(0)
 		for _, q := range r.queries {
 			text := q.Text
 			res := bench.MeasureLatency(ctx, r.f.lat, q.Name, func(ctx context.Context) (int, error) {
@@ -644,6 +645,7 @@ func (r *benchRun) inProcess(ctx context.Context, s *bench.System, eng *wexec.En
 			run.Queries = append(run.Queries, &res)
 			r.logQuery("wukongd in-process "+m, &res)
 		}
+		run.OtherCores = cpu0.OtherCores(bench.SampleCPU(0))
 	}
 	return ctx.Err()
 }
@@ -707,14 +709,15 @@ func (r *benchRun) throughputInProcess(ctx context.Context, s *bench.System, eng
 	for _, n := range r.f.tput.Clients {
 		cfg := r.f.tput
 		cfg.Clients = []int{n}
+		cfg.Pids = []int{0}
 		pts := bench.MeasureThroughput(ctx, cfg, r.mix, do)
 		if len(pts) == 0 {
 			return
 		}
 		p := pts[0]
 		s.ThroughputInProcess = append(s.ThroughputInProcess, p)
-		r.logf("wukongd in-process throughput, %d clients: %.0f q/s, median %.3f ms, p99 %.3f ms, %d errors (load average %s)",
-			n, p.QPS, p.Latency.Median, p.Latency.P99, p.Errors, p.LoadAvg)
+		r.logf("wukongd in-process throughput, %d clients: %.0f q/s, median %.3f ms, p99 %.3f ms, %d errors (load average %s, other processes %.1f cores)",
+			n, p.QPS, p.Latency.Median, p.Latency.P99, p.Errors, p.LoadAvg, p.OtherCores)
 	}
 }
 
@@ -737,11 +740,16 @@ func (r *benchRun) overHTTP(ctx context.Context, s *bench.System, url string, pi
 	if err := ep.CheckJSON(ctx, r.queries[0].Text); err != nil {
 		return err
 	}
-	if pid != 0 && s.Load != nil {
+	if pid != 0 && s.Load != nil && s.Load.ReopenSeconds > 0 {
 		s.Load.ReopenRSSBytes = vmRSS(pid)
+	}
+	pids := []int{0}
+	if pid != 0 {
+		pids = append(pids, pid)
 	}
 	run := &bench.LatencyRun{Path: bench.PathHTTP, LoadAvg: bench.ReadLoadAvg()}
 	s.Latency = append(s.Latency, run)
+	cpu0 := bench.SampleCPU(pids...)
 	for _, q := range r.queries {
 		text := q.Text
 		res := bench.MeasureLatency(ctx, r.f.lat, q.Name, func(ctx context.Context) (int, error) {
@@ -751,6 +759,8 @@ func (r *benchRun) overHTTP(ctx context.Context, s *bench.System, url string, pi
 		run.Queries = append(run.Queries, &res)
 		r.logQuery(s.Name+" http", &res)
 	}
+	run.OtherCores = cpu0.OtherCores(bench.SampleCPU(pids...))
+	r.logf("%s http: other processes kept %.1f cores busy on average", s.Name, run.OtherCores)
 	r.save()
 	if r.f.skipTput || len(r.f.tput.Clients) == 0 {
 		return ctx.Err()
@@ -761,14 +771,15 @@ func (r *benchRun) overHTTP(ctx context.Context, s *bench.System, url string, pi
 	for _, n := range r.f.tput.Clients {
 		cfg := r.f.tput
 		cfg.Clients = []int{n}
+		cfg.Pids = pids
 		pts := bench.MeasureThroughput(ctx, cfg, r.mix, ep.Select)
 		if len(pts) == 0 {
 			break
 		}
 		p := pts[0]
 		s.Throughput = append(s.Throughput, p)
-		r.logf("%s throughput, %d clients: %.0f q/s, median %.3f ms, p99 %.3f ms, %d errors (load average %s)",
-			s.Name, n, p.QPS, p.Latency.Median, p.Latency.P99, p.Errors, p.LoadAvg)
+		r.logf("%s throughput, %d clients: %.0f q/s, median %.3f ms, p99 %.3f ms, %d errors (load average %s, other processes %.1f cores)",
+			s.Name, n, p.QPS, p.Latency.Median, p.Latency.P99, p.Errors, p.LoadAvg, p.OtherCores)
 		if p.Errors > 0 {
 			r.logf("%s: first error: %s", s.Name, p.FirstError)
 		}
@@ -923,7 +934,7 @@ func (r *benchRun) oxigraph(ctx context.Context, s *bench.System, data string) e
 	if res.LoadSeconds > 0 {
 		s.Load.TriplesPerSec = float64(res.Triples) / res.LoadSeconds
 	}
-	run := &bench.LatencyRun{Path: bench.PathInProcess, LoadAvg: la}
+	run := &bench.LatencyRun{Path: bench.PathInProcess, LoadAvg: la, OtherCores: -1}
 	labels := map[string]string{}
 	for _, q := range r.queries {
 		labels[q.Name] = q.Label
@@ -938,7 +949,7 @@ func (r *benchRun) oxigraph(ctx context.Context, s *bench.System, data string) e
 	if r.f.skipHTTP {
 		return nil
 	}
-	return r.overHTTP(ctx, s, "http://"+addr+"/sparql", 0, time.Minute)
+	return r.overHTTP(ctx, s, "http://"+addr+"/sparql", c.Process.Pid, time.Minute)
 }
 
 func parseKV(s string) map[string]string {
