@@ -3,8 +3,10 @@ package exec
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/sparql"
@@ -318,5 +320,61 @@ func TestBindOrHashJoin(t *testing.T) {
 	// hashing.
 	if a := algo(`SELECT * WHERE { { ?s ub:takesCourse ?c } UNION { ?s ub:advisor ?c } ex:a ex:knows ?m . ?m ub:advisor ?s }`); a != planner.HashJoin {
 		t.Errorf("large left side, small right side: %v, want a hash join", a)
+	}
+}
+
+// panicStore panics on every lookup after the first n.
+type panicStore struct {
+	*GraphStore
+	left atomic.Int64
+}
+
+func (p *panicStore) Lookup(ctx context.Context, self, shard int, keys []Key, out [][]ID) (ReadCost, error) {
+	if p.left.Add(-1) < 0 {
+		panic("store lookup exploded")
+	}
+	return p.GraphStore.Lookup(ctx, self, shard, keys, out)
+}
+
+// A panic on a worker (the coordinator's or a forked child's) becomes the
+// query's error, and the engine keeps answering.
+func TestWorkerPanicIsAnError(t *testing.T) {
+	triples := diffData(t, 3000)
+	for _, shards := range []int{1, 4} {
+		b, err := graphstore.NewBuilder(shards)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.AddTriples(triples); err != nil {
+			t.Fatal(err)
+		}
+		st, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs, err := NewGraphStore(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := &panicStore{GraphStore: gs}
+		e := New(ps, gs, Config{Workers: 2})
+		q, err := sparql.ParseQuery(`PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>
+			SELECT ?s ?c WHERE { ?s ub:takesCourse ?c . ?s ub:advisor ?a }`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []planner.Mode{planner.ModeInPlace, planner.ModeForkJoin} {
+			ps.left.Store(2)
+			_, err := e.Run(context.Background(), q, Options{Mode: mode})
+			if err == nil || !strings.Contains(err.Error(), "store lookup exploded") {
+				t.Errorf("%d shards, %v: error %v, want the panic", shards, mode, err)
+			}
+			ps.left.Store(1 << 40)
+			if res, err := e.Run(context.Background(), q, Options{Mode: mode}); err != nil || res.Len() == 0 {
+				t.Errorf("%d shards, %v: after a panic: %v, %v rows", shards, mode, err, res)
+			}
+		}
+		e.Close()
+		st.Close()
 	}
 }
