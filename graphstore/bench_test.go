@@ -113,7 +113,7 @@ func BenchmarkStoreSize(b *testing.B) {
 			z := st.Sizes()
 			n := float64(len(ts))
 			b.ReportMetric(float64(z.Keys)/n, "keys/triple")
-			b.ReportMetric(float64(z.Keys)/float64(z.Buckets*7), "slot-load")
+			b.ReportMetric(float64(z.Keys)/float64(z.Buckets*8), "slot-load")
 			b.ReportMetric(float64(z.BucketBytes)/n, "bucketB/triple")
 			b.ReportMetric(float64(z.ValueBytes)/n, "valueB/triple")
 			b.ReportMetric(float64(z.DictArena)/n, "dictArenaB/triple")

@@ -23,9 +23,11 @@ import (
 //	offset 64   buckets: nBuckets × BucketSize (128) bytes; bucket b at 64+128·b.
 //	            A bucket is 8 slots of 16 bytes: key uint64, word uint64.
 //	            Slots 0..6 hold entries, filled in order (so an empty slot
-//	            ends the search). Slot 7 chains: its key field is the index
-//	            of the overflow bucket (0 = no chain; bucket 0 is a main
-//	            bucket, never an overflow target), its word is 0. Buckets
+//	            ends the search). Slot 7 holds an entry (word ≠ 0: a main
+//	            bucket with exactly 8 keys, version 2 only) or chains: its
+//	            key field is the index of the overflow bucket (0 = no
+//	            chain; bucket 0 is a main bucket, never an overflow
+//	            target), its word is 0. Buckets
 //	            0..nMain-1 are the main buckets; overflow buckets follow,
 //	            packed (one may hold the overflow of several main buckets,
 //	            and chains to the next when a main bucket's overflow run
@@ -51,8 +53,11 @@ const (
 	// EntriesPerBucket is the number of key slots in a bucket; the last
 	// slot chains to an overflow bucket.
 	EntriesPerBucket = SlotsPerBucket - 1
-	// TableVersion is the layout version written in the header.
-	TableVersion = 1
+	// TableVersion is the layout version written in the header. Version
+	// 2 lets a main bucket's slot 7 hold an entry; version 1 tables (slot
+	// 7 always a chain) are read the same way.
+	TableVersion = 2
+	minTableVersion = 1
 
 	inlineBit = uint64(1) << 63
 	offBits   = 36
@@ -116,8 +121,8 @@ func ParseTableHeader(b []byte, regionLen uint64) (TableHeader, error) {
 	if [8]byte(b[:8]) != tableMagic {
 		return h, fmt.Errorf("%w: bad magic %q", ErrCorrupt, b[:8])
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != TableVersion {
-		return h, fmt.Errorf("%w: table version %d, this build reads %d", ErrCorrupt, v, TableVersion)
+	if v := binary.LittleEndian.Uint32(b[8:]); v < minTableVersion || v > TableVersion {
+		return h, fmt.Errorf("%w: table version %d, this build reads %d to %d", ErrCorrupt, v, minTableVersion, TableVersion)
 	}
 	h.Width = binary.LittleEndian.Uint32(b[12:])
 	h.NMain = binary.LittleEndian.Uint64(b[16:])
@@ -135,7 +140,7 @@ func ParseTableHeader(b []byte, regionLen uint64) (TableHeader, error) {
 		return h, fmt.Errorf("%w: value area at %d", ErrCorrupt, h.ValuesOff)
 	case h.NValues > (math.MaxUint64-h.ValuesOff)/8 || h.Size() > regionLen:
 		return h, fmt.Errorf("%w: table of %d values does not fit the region of %d bytes", ErrCorrupt, h.NValues, regionLen)
-	case h.NKeys > h.NBuckets*EntriesPerBucket:
+	case h.NKeys > h.NBuckets*SlotsPerBucket:
 		return h, fmt.Errorf("%w: %d keys in %d buckets", ErrCorrupt, h.NKeys, h.NBuckets)
 	}
 	return h, nil
@@ -175,6 +180,13 @@ func searchBucket(bucket []byte, key uint64) (word uint64, next uint64, r slotRe
 		}
 	}
 	next = binary.LittleEndian.Uint64(bucket[EntriesPerBucket*SlotSize:])
+	if w := binary.LittleEndian.Uint64(bucket[EntriesPerBucket*SlotSize+8:]); w != 0 {
+		// Slot 7 is an entry: the bucket holds exactly 8 keys.
+		if next == key {
+			return w, 0, slotFound
+		}
+		return 0, 0, slotAbsent
+	}
 	if next == 0 {
 		return 0, 0, slotAbsent
 	}

@@ -1,0 +1,78 @@
+package rdmakv
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+	"testing"
+)
+
+// A main bucket with exactly 8 keys holds them all (slot 7 is an entry);
+// with 9, slot 7 chains. Lookups of present and absent keys agree either
+// way.
+func TestTableEightKeysInOneBucket(t *testing.T) {
+	for _, n := range []int{7, 8, 9, 16, 17} {
+		entries := map[uint64][]uint64{}
+		for i := 0; i < n; i++ {
+			entries[uint64(i)*7919] = []uint64{uint64(i) + 1}
+		}
+		entries[0] = []uint64{3, 5} // key 0, not inline
+		tab := buildTable(t, entries, TableOptions{Width: 4, Buckets: 1})
+		for k, want := range entries {
+			if got := tab.AppendValues(nil, k); !slices.Equal(got, want) {
+				t.Fatalf("n=%d key %d: %v, want %v", n, k, got, want)
+			}
+		}
+		for _, k := range []uint64{1, 7920, 1 << 40} {
+			if got := tab.AppendValues(nil, k); len(got) != 0 {
+				t.Fatalf("n=%d absent key %d: %v", n, k, got)
+			}
+		}
+		if want := uint64(1); n == 8 && tab.Header().NBuckets != want {
+			t.Fatalf("8 keys in %d buckets, want 1", tab.Header().NBuckets)
+		}
+	}
+}
+
+// Version 1 tables (slot 7 always a chain) are read; a newer version is
+// refused.
+func TestTableVersions(t *testing.T) {
+	entries := testEntries(500, 3)
+	b, _ := NewTableBuilder(TableOptions{Width: 4, Load: 0.5})
+	keys := make([]uint64, 0, len(entries))
+	for k := range entries {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := b.Add(k, entries[k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At load 0.5 a bucket rarely has exactly 8 keys; if none has, the
+	// bytes are a valid version 1 table.
+	h, _ := ParseTableHeader(buf, uint64(len(buf)))
+	for bk := uint64(0); bk < h.NBuckets; bk++ {
+		if binary.LittleEndian.Uint64(buf[h.BucketOffset(bk)+EntriesPerBucket*SlotSize+8:]) != 0 {
+			t.Skip("a bucket uses slot 7")
+		}
+	}
+	binary.LittleEndian.PutUint32(buf[8:], 1)
+	tab, err := OpenTable(NewRegion(buf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range entries {
+		if got := tab.AppendValues(nil, k); !slices.Equal(got, want) {
+			t.Fatalf("key %d: %v, want %v", k, got, want)
+		}
+	}
+	binary.LittleEndian.PutUint32(buf[8:], TableVersion+1)
+	if _, err := OpenTable(NewRegion(buf)); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("newer version: %v", err)
+	}
+}
