@@ -2,8 +2,10 @@ package exec
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wukongd/wukongd/graphstore"
@@ -156,4 +158,42 @@ func TestSingleStoreIsADataset(t *testing.T) {
 			t.Errorf("%s: %d rows, want %d", query, res.Len(), n)
 		}
 	}
+}
+
+// TestDatasetEngineClose: the graph engines, empty graphs and union
+// engines a dataset engine starts are all stopped by its Close, also with
+// queries running concurrently.
+func TestDatasetEngineClose(t *testing.T) {
+	ds := testDataset(t, 3)
+	base := runtime.NumGoroutine()
+	queries := []string{
+		"SELECT * WHERE { GRAPH ?g { ?s :p ?o } }",
+		"SELECT * WHERE { GRAPH :nope { ?s :p ?o } }",
+		"SELECT * FROM :g1 FROM :g2 WHERE { ?s :p ?o }",
+		"SELECT * FROM NAMED :g1 WHERE { GRAPH ?g { ?s :p ?o } }",
+	}
+	for round := 0; round < 2; round++ {
+		e, err := NewDatasetEngine(ds, Config{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				q, err := sparql.ParseQuery("PREFIX : <" + px + "> " + queries[i%len(queries)])
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := e.Run(context.Background(), q, Options{}); err != nil {
+					t.Errorf("%s: %v", queries[i%len(queries)], err)
+				}
+			}(i)
+		}
+		wg.Wait()
+		e.Close()
+	}
+	waitGoroutines(t, base)
 }
