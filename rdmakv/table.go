@@ -56,7 +56,7 @@ const (
 	// TableVersion is the layout version written in the header. Version
 	// 2 lets a main bucket's slot 7 hold an entry; version 1 tables (slot
 	// 7 always a chain) are read the same way.
-	TableVersion = 2
+	TableVersion    = 2
 	minTableVersion = 1
 
 	inlineBit = uint64(1) << 63
