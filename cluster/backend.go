@@ -30,14 +30,24 @@ var errClusterWrites = fmt.Errorf("%w: writes in a cluster (each node holds only
 
 // Query implements web.Backend.
 func (b *backend) Query(ctx context.Context, req *web.QueryRequest) (*web.Result, error) {
-	if req.Explain != web.ExplainAnalyze {
-		res, err := b.svc.Query(ctx, req)
-		return res, unavailable(err)
+	qctx, qt := b.n.track(ctx)
+	defer b.n.untrack(qt)
+	var pm *rdmakv.PeerMeter
+	if req.Explain == web.ExplainAnalyze {
+		pm = rdmakv.NewPeerMeter(len(b.n.cfg.Peers))
+		qctx = rdmakv.ContextWithPeerMeter(qctx, pm)
 	}
-	pm := rdmakv.NewPeerMeter(len(b.n.cfg.Peers))
-	res, err := b.svc.Query(rdmakv.ContextWithPeerMeter(ctx, pm), req)
-	if err != nil || res.Plan == nil {
-		return res, unavailable(err)
+	res, err := b.svc.Query(qctx, req)
+	if err != nil {
+		// A query cancelled because a node it waited on was lost reports
+		// that, not the cancellation.
+		if cause := context.Cause(qctx); ctx.Err() == nil && errors.Is(cause, rdmakv.ErrNodeDown) {
+			err = cause
+		}
+		return nil, unavailable(err)
+	}
+	if pm == nil || res.Plan == nil {
+		return res, nil
 	}
 	res.Plan.Notes = append(res.Plan.Notes, peerNotes(b.n, pm.Snapshot())...)
 	return res, nil

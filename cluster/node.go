@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -44,6 +46,8 @@ type Config struct {
 // the engine and the service over them.
 type Node struct {
 	cfg     Config
+	trackMu sync.Mutex
+	tracks  map[*queryTrack]struct{} // queries coordinated here, in flight
 	fabric  *rdmakv.TCP
 	store   *graphstore.Store
 	shards  *ShardStore
@@ -86,7 +90,14 @@ func Open(cfg Config) (n *Node, err error) {
 	if fo.Seed == 0 {
 		fo.Seed = int64(cfg.Node) + 1
 	}
-	n = &Node{cfg: cfg}
+	n = &Node{cfg: cfg, tracks: map[*queryTrack]struct{}{}}
+	userLost := fo.OnPeerLost
+	fo.OnPeerLost = func(node rdmakv.NodeID, err error) {
+		n.peerLost(node, err)
+		if userLost != nil {
+			userLost(node, err)
+		}
+	}
 	defer func() {
 		if err != nil {
 			n.Close()
@@ -125,6 +136,37 @@ func (n *Node) newEngine(st *graphstore.Store, cfg exec.Config) (*exec.Engine, e
 	}
 	cfg.LocalShards = n.shards.LocalShards()
 	return exec.New(n.shards, n.shards, cfg), nil
+}
+
+// track registers a query coordinated here and returns its context.
+func (n *Node) track(ctx context.Context) (context.Context, *queryTrack) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	qt := &queryTrack{cancel: cancel, sent: make([]atomic.Bool, len(n.cfg.Peers))}
+	n.trackMu.Lock()
+	n.tracks[qt] = struct{}{}
+	n.trackMu.Unlock()
+	return withTrack(ctx, qt), qt
+}
+
+// untrack ends the following of a query (its exploration is over; its
+// context stays valid for reading the rows).
+func (n *Node) untrack(qt *queryTrack) {
+	n.trackMu.Lock()
+	delete(n.tracks, qt)
+	n.trackMu.Unlock()
+}
+
+// peerLost cancels the queries that sent sub-queries to a lost node, with
+// a cause that says so.
+func (n *Node) peerLost(node rdmakv.NodeID, err error) {
+	cause := fmt.Errorf("node %d (%s) was lost while the query waited on it: %w", node, n.cfg.Peers[node], err)
+	n.trackMu.Lock()
+	defer n.trackMu.Unlock()
+	for qt := range n.tracks {
+		if qt.sent[node].Load() {
+			qt.cancel(cause)
+		}
+	}
 }
 
 // Fabric returns the node's fabric.

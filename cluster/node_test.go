@@ -279,3 +279,45 @@ func TestClusterRefusesWrites(t *testing.T) {
 		t.Errorf("no per-peer note in %q", res.Plan.Notes)
 	}
 }
+
+// TestClusterLostNodeFailsWaitingQuery: a query waiting for a sub-query
+// on a node that dies fails at once with ErrNodeDown, not at its deadline.
+func TestClusterLostNodeFailsWaitingQuery(t *testing.T) {
+	dir := defaultSnapshot(t, 3)
+	sim := rdmakv.NewSimNet(7)
+	nodes := simCluster(t, sim, dir, 3, planner.ModeForkJoin)
+	// Node 2 takes messages into its fabric ring but its engine never sees
+	// them (a hung node): a sub-query sent there gets no reply.
+	nodes[2].shards.Close()
+	q, _ := datasets.LUBMQuery("L1")
+	type result struct {
+		err     error
+		elapsed time.Duration
+	}
+	done := make(chan result, 1)
+	t0 := time.Now()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := rows(ctx, nodes[0].Backend(), q.Text)
+		done <- result{err, time.Since(t0)}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("the query ended before node 2 was lost: %v", r.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	nodes[2].Fabric().Close()
+	sim.Crash("node2:7000")
+	select {
+	case r := <-done:
+		if !errors.Is(r.err, rdmakv.ErrNodeDown) || !strings.Contains(r.err.Error(), "was lost while the query waited") {
+			t.Fatalf("query waiting on a lost node: %v", r.err)
+		}
+		if !errors.Is(r.err, web.ErrNotReady) {
+			t.Errorf("not mapped to 503: %v", r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the query still waits 10 s after node 2 was lost (its deadline is 30 s)")
+	}
+}

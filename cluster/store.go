@@ -194,6 +194,9 @@ func (ss *ShardStore) Send(ctx context.Context, from, to int, msg []byte) error 
 	if node == ss.self {
 		return ss.deliver(ctx, to, envelope{from: from, data: append([]byte(nil), msg...)})
 	}
+	if qt := trackFromContext(ctx); qt != nil {
+		qt.sent[node].Store(true) // the query may now wait on node
+	}
 	buf := make([]byte, envelopeHeader, envelopeHeader+len(msg))
 	binary.LittleEndian.PutUint32(buf, uint32(to))
 	binary.LittleEndian.PutUint32(buf[4:], uint32(from))
@@ -232,6 +235,26 @@ func (ss *ShardStore) Recv(ctx context.Context, shard int) (int, []byte, error) 
 	case <-ss.ctx.Done():
 		return 0, nil, rdmakv.ErrClosed
 	}
+}
+
+// queryTrack follows one query coordinated on this node: the nodes it
+// sent sub-queries to, and how to cancel it when one of them is lost (a
+// sub-query's reply would then never come: without this the query would
+// wait for its deadline).
+type queryTrack struct {
+	cancel context.CancelCauseFunc
+	sent   []atomic.Bool // by fabric node
+}
+
+type trackKey struct{}
+
+func withTrack(ctx context.Context, qt *queryTrack) context.Context {
+	return context.WithValue(ctx, trackKey{}, qt)
+}
+
+func trackFromContext(ctx context.Context) *queryTrack {
+	qt, _ := ctx.Value(trackKey{}).(*queryTrack)
+	return qt
 }
 
 // route takes this node's messages off the fabric and queues each for its

@@ -277,3 +277,53 @@ func TestTCPOverSimNetCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTCPOnPeerLost: the callback reports a broken connection, not a
+// fabric's own Close.
+func TestTCPOnPeerLost(t *testing.T) {
+	sim := NewSimNet(6)
+	addrs := []string{"a:1", "b:1"}
+	lost := make(chan NodeID, 4)
+	fabs := make([]*TCP, 2)
+	for i := range fabs {
+		ln, err := sim.Listen(addrs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := fastTCPOptions()
+		o.Self, o.Peers, o.Listener, o.Dial = NodeID(i), addrs, ln, sim.Dialer(addrs[i])
+		o.OnPeerLost = func(node NodeID, err error) {
+			if !errors.Is(err, ErrNodeDown) {
+				t.Errorf("lost node %d: %v", node, err)
+			}
+			lost <- node
+		}
+		if fabs[i], err = NewTCP(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, f := range fabs {
+		if err := f.WaitConnected(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fabs[1].Close()
+	sim.Crash(addrs[1])
+	select {
+	case n := <-lost:
+		if n != 1 {
+			t.Fatalf("lost node %d, want 1", n)
+		}
+	case <-ctx.Done():
+		t.Fatal("no callback for a crashed peer")
+	}
+	fabs[0].Close()
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case n := <-lost:
+		t.Fatalf("callback for node %d at Close", n)
+	default:
+	}
+}

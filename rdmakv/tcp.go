@@ -49,6 +49,10 @@ type TCPOptions struct {
 	Seed                   int64
 	// Logf, if set, receives connection events (connected, lost, refused).
 	Logf func(format string, args ...any)
+	// OnPeerLost, if set, is called when an established connection to a
+	// peer breaks (not at Close), from the fabric's goroutine: it must not
+	// block. A node uses it to fail queries that wait on that peer.
+	OnPeerLost func(node NodeID, err error)
 	// StartPaused defers answering peers until Resume, so that a node can
 	// register its regions before any peer reads them. (It still dials.)
 	StartPaused bool

@@ -357,6 +357,9 @@ func (c *clientConn) fail(err error) {
 		for _, call := range pending {
 			call.complete(func() { call.err = err })
 		}
+		if lost := p.f.opts.OnPeerLost; lost != nil && !errors.Is(err, ErrClosed) {
+			lost(p.node, err)
+		}
 	})
 }
 
