@@ -29,10 +29,13 @@
 //
 // A peer that is down makes the READs and messages that need it fail with
 // rdmakv.ErrNodeDown (after at most the fabric's ConnectWait), which the
-// query reports; a query that waits for a sub-query on a node that dies
-// ends at its deadline. Other queries go on; the fabric reconnects by
-// itself when the peer returns. Ready (/readyz) fails while a peer is not
-// connected.
+// query reports (503 over HTTP). A query coordinated here that sent a
+// sub-query to a node is cancelled, with a cause naming the node, when the
+// fabric loses that node (rdmakv.TCPOptions.OnPeerLost), so it does not
+// wait for a reply that cannot come; a sub-query forked on by another node
+// still waits for the query's deadline. Other queries go on; the fabric
+// reconnects by itself when the peer returns. Ready (/readyz) fails while
+// a peer is not connected.
 //
 // # Processes
 //
