@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/sparql"
 )
@@ -453,6 +454,68 @@ func TestPathLUBM(t *testing.T) {
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("%d shards: %s: %d solutions, want %d", shards, where, len(got), len(want))
+			}
+		}
+	}
+}
+
+// TestPathAfterExploration: a path seeded by an exploration's rows
+// (?x :q ?m . ?m PATH ?y) against the reference join, random paths, 1 and
+// 4 shards, every mode.
+func TestPathAfterExploration(t *testing.T) {
+	triples := pathGraph()
+	engines := []*Engine{newTestEngine(t, triples, 1), newTestEngine(t, triples, 4)}
+	rng := rand.New(rand.NewSource(11))
+	nonEmpty := 0
+	defer func() {
+		if nonEmpty < 20 {
+			t.Errorf("only %d of 60 random paths have solutions", nonEmpty)
+		}
+	}()
+	for i := 0; i < 60; i++ {
+		// |:zz (no such edge) keeps a top-level sequence from being
+		// rewritten into several patterns.
+		path := "(" + randomPath(rng, 2) + "|:zz)"
+		q, err := sparql.ParseQuery("PREFIX : <" + px + "> SELECT ?x ?m ?y WHERE { ?x :q ?m . ?m " + path + " ?y }")
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		var pp *sparql.PathPattern
+		sparql.Walk(q.Pattern, func(p sparql.Pattern) bool {
+			if x, ok := p.(*sparql.PathPattern); ok {
+				pp = x
+			}
+			return true
+		})
+		var want []string
+		for _, line := range refPath(triples, pp) {
+			f := strings.Fields(line)
+			for _, tr := range triples {
+				if tr.P == iri("q") && tr.O.String() == f[0] {
+					want = append(want, tr.S.String()+" "+f[0]+" "+f[1])
+				}
+			}
+		}
+		slices.Sort(want)
+		if len(want) > 0 {
+			nonEmpty++
+		}
+		for _, e := range engines {
+			for _, mode := range []planner.Mode{planner.ModeAuto, planner.ModeInPlace, planner.ModeForkJoin} {
+				res, err := e.Run(context.Background(), q, Options{Mode: mode})
+				if err != nil {
+					t.Fatalf("%s: %v", path, err)
+				}
+				var got []string
+				var row []rdf.Term
+				for r := 0; r < res.Len(); r++ {
+					row = res.Row(r, row)
+					got = append(got, row[0].String()+" "+row[1].String()+" "+row[2].String())
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Errorf("%d shards, %s: %s:\ngot  %q\nwant %q", e.Store().Shards(), mode, path, got, want)
+				}
 			}
 		}
 	}
