@@ -585,3 +585,62 @@ func TestRowCapHintAndMode(t *testing.T) {
 		t.Errorf("mode=sideways: %d %s, want 400", code, body)
 	}
 }
+
+// TestExplainNestedOperators: operators with two inputs show them as
+// children, each with its own exploration steps; expressions and group
+// keys are the steps' patterns.
+func TestExplainNestedOperators(t *testing.T) {
+	svc, err := NewDefault(Options{Shards: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	_, hs := serve(t, svc, nil)
+	const ub = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>\n"
+	find := func(steps []web.PlanStep, op string) *web.PlanStep {
+		var rec func(steps []web.PlanStep) *web.PlanStep
+		rec = func(steps []web.PlanStep) *web.PlanStep {
+			for i := range steps {
+				if steps[i].Op == op {
+					return &steps[i]
+				}
+				if s := rec(steps[i].Children); s != nil {
+					return s
+				}
+			}
+			return nil
+		}
+		return rec(steps)
+	}
+	for _, mode := range []string{"true", "analyze"} {
+		p := explain(t, hs, mode, ub+`SELECT ?x WHERE { { ?x a ub:FullProfessor } UNION { ?x a ub:AssociateProfessor } }`)
+		u := find(p.Steps, "union")
+		if u == nil || len(u.Children) != 2 || u.Children[0].Op != "left" || u.Children[1].Op != "right" {
+			t.Fatalf("explain=%s: no union with left and right inputs: %+v", mode, p.Steps)
+		}
+		for i, want := range []string{"ub:FullProfessor", "ub:AssociateProfessor"} {
+			in := u.Children[i].Children
+			if len(in) == 0 || !strings.Contains(in[len(in)-1].Pattern, want) {
+				t.Errorf("explain=%s: union input %d: %+v, want a step on %s", mode, i, in, want)
+			}
+		}
+		if u.EstRows != u.Children[0].EstRows+u.Children[1].EstRows || u.EstRows == 0 {
+			t.Errorf("explain=%s: union estimate %v, inputs %v and %v", mode, u.EstRows, u.Children[0].EstRows, u.Children[1].EstRows)
+		}
+		if mode == "analyze" && (p.Fabric == nil || p.Rows == 0) {
+			t.Errorf("explain=analyze of a UNION: rows %d, fabric %v", p.Rows, p.Fabric)
+		}
+
+		p = explain(t, hs, mode, ub+`SELECT ?x ?e WHERE { ?x a ub:FullProfessor OPTIONAL { ?x ub:emailAddress ?e } }`)
+		o := find(p.Steps, "optional")
+		if o == nil || len(o.Children) != 2 || find(o.Children[0].Children, "index: type index") == nil ||
+			!strings.Contains(fmt.Sprint(o.Children[1].Children), "ub:emailAddress") {
+			t.Errorf("explain=%s: OPTIONAL without its two inputs: %+v", mode, o)
+		}
+
+		p = explain(t, hs, mode, ub+`SELECT ?d (COUNT(?x) AS ?n) WHERE { ?x ub:worksFor ?d } GROUP BY ?d`)
+		if g := find(p.Steps, "group"); g == nil || !strings.Contains(g.Pattern, "GROUP BY ?d") || !strings.Contains(g.Pattern, "COUNT(?x)") {
+			t.Errorf("explain=%s: group step %+v, want its keys and aggregate", mode, g)
+		}
+	}
+}

@@ -14,7 +14,11 @@ import (
 
 // webPlan maps the engine's plan (with the measurements of analyze, when a
 // is not nil) to web's Plan: the steps in execution order — for each
-// exploration its steps, then the solution modifiers above it.
+// exploration its steps, then the operators and solution modifiers above
+// it. An operator with two inputs (hash join, OPTIONAL, UNION, MINUS, …)
+// is one step whose children are its inputs, each a step whose children
+// are that input's steps; EXISTS and DESCRIBE plans follow the main plan
+// the same way.
 func webPlan(q *sparql.Query, plan *planner.Plan, a *exec.Analysis, store exec.Store) *web.Plan {
 	doc := exec.ExplainPlan(plan, a, store)
 	form := q.Form
@@ -24,12 +28,19 @@ func webPlan(q *sparql.Query, plan *planner.Plan, a *exec.Analysis, store exec.S
 		"planner passes "+strings.Join(doc.Passes, ", "))
 	var total web.FabricStats
 	est := 0.0 // the estimated rows of the last step
-	var walk func(n *exec.ExplainNode)
-	walk = func(n *exec.ExplainNode) {
+	var walk func(n *exec.ExplainNode, out *[]web.PlanStep)
+	sub := func(op string, n *exec.ExplainNode) web.PlanStep {
+		ps := web.PlanStep{Op: op}
+		walk(n, &ps.Children)
+		ps.EstRows = est
+		return ps
+	}
+	walk = func(n *exec.ExplainNode, out *[]web.PlanStep) {
 		if n == nil {
 			return
 		}
-		walk(n.Input) // the input runs first
+		walk(n.Input, out) // the input runs first
+		detail := short(strings.Join(n.Detail, "; "))
 		switch n.Op {
 		case "explore":
 			if n.Coordinator != nil {
@@ -37,28 +48,28 @@ func webPlan(q *sparql.Query, plan *planner.Plan, a *exec.Analysis, store exec.S
 			}
 			est = n.EstRows
 			if len(n.Steps) == 0 {
-				p.Steps = append(p.Steps, web.PlanStep{Op: "explore", Pattern: "{}", Start: n.Start, EstRows: n.EstRows})
+				*out = append(*out, web.PlanStep{Op: "explore", Pattern: "{}", Start: n.Start, EstRows: n.EstRows})
 				return
 			}
 			for i, s := range n.Steps {
 				ps := planStep(s)
 				ps.Pattern, ps.Start = short(ps.Pattern), short(ps.Start)
 				if i == 0 && n.Start != "" {
-					ps.Start = ps.Start + " (" + n.Start + ")"
+					ps.Start = ps.Start + " (" + short(n.Start) + ")"
 				}
 				if s.Actual != nil {
 					ps.Fabric = &web.FabricStats{Reads: int64(s.Actual.Reads), ReadBytes: int64(s.Actual.ReadBytes),
 						Messages: int64(s.Actual.Messages), MessageBytes: int64(s.Actual.MessageBytes)}
 					total = addStats(total, *ps.Fabric)
 				}
-				p.Steps = append(p.Steps, ps)
+				*out = append(*out, ps)
 			}
 		case "project":
-			p.Steps = append(p.Steps, web.PlanStep{Op: "project", Pattern: strings.Join(n.Vars, " "), EstRows: est})
+			*out = append(*out, web.PlanStep{Op: "project", Pattern: strings.Join(n.Vars, " "), EstRows: est})
 		case "distinct":
-			p.Steps = append(p.Steps, web.PlanStep{Op: "distinct", Pattern: "DISTINCT", EstRows: est})
+			*out = append(*out, web.PlanStep{Op: "distinct", Pattern: "DISTINCT", EstRows: est})
 		case "order-by":
-			p.Steps = append(p.Steps, web.PlanStep{Op: "order-by", Pattern: "ORDER BY " + strings.Join(n.Keys, " "), EstRows: est})
+			*out = append(*out, web.PlanStep{Op: "order-by", Pattern: "ORDER BY " + strings.Join(n.Keys, " "), EstRows: est})
 		case "slice":
 			pat := fmt.Sprintf("OFFSET %d", n.Offset)
 			est = max(est-float64(n.Offset), 0)
@@ -66,18 +77,49 @@ func webPlan(q *sparql.Query, plan *planner.Plan, a *exec.Analysis, store exec.S
 				pat += fmt.Sprintf(" LIMIT %d", *n.Limit)
 				est = min(est, float64(*n.Limit))
 			}
-			p.Steps = append(p.Steps, web.PlanStep{Op: "slice", Pattern: pat, EstRows: est})
+			*out = append(*out, web.PlanStep{Op: "slice", Pattern: pat, EstRows: est})
+		case "group":
+			pat := detail
+			if len(n.Keys) > 0 {
+				pat = strings.TrimPrefix(short("GROUP BY "+strings.Join(n.Keys, " "))+"; "+detail, "; ")
+			}
+			*out = append(*out, web.PlanStep{Op: "group", Pattern: strings.TrimSuffix(pat, "; "), EstRows: est})
 		default:
-			p.Steps = append(p.Steps, web.PlanStep{Op: n.Op, EstRows: est})
+			ps := web.PlanStep{Op: n.Op, Pattern: detail, EstRows: est}
+			if len(n.Inputs) == 2 && n.Input == nil {
+				ps.Children = []web.PlanStep{sub("left", n.Inputs[0]), sub("right", n.Inputs[1])}
+			} else {
+				for i, in := range n.Inputs {
+					ps.Children = append(ps.Children, sub(fmt.Sprintf("input %d", i+1), in))
+				}
+			}
+			switch {
+			case n.EstRows > 0:
+				ps.EstRows = n.EstRows
+			case n.Op == "union" && len(ps.Children) == 2:
+				ps.EstRows = ps.Children[0].EstRows + ps.Children[1].EstRows
+			case len(ps.Children) > 0:
+				ps.EstRows = ps.Children[0].EstRows // the left input's rows
+			}
+			est = ps.EstRows
+			*out = append(*out, ps)
 		}
 	}
-	walk(doc.Root)
+	walk(doc.Root, &p.Steps)
 	if a != nil {
 		// The last step's output is the result.
 		if k := len(p.Steps) - 1; k >= 0 && p.Steps[k].ActualRows == nil {
 			rows := int64(a.TotalRows)
 			p.Steps[k].ActualRows = &rows
 		}
+	}
+	if doc.Describe != nil {
+		p.Steps = append(p.Steps, sub("describe", doc.Describe))
+	}
+	for i, e := range doc.Exists {
+		p.Steps = append(p.Steps, sub(fmt.Sprintf("exists %d", i+1), e))
+	}
+	if a != nil {
 		p.Rows = int64(a.TotalRows)
 		p.Elapsed = web.Duration(a.PlanTime + a.ExecTime)
 		p.Fabric = &total
