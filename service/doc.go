@@ -46,8 +46,11 @@
 //
 // EXPLAIN maps exec's plan document to web.Plan: the exploration steps in
 // execution order (start, direction, mode, estimated rows) followed by the
-// solution modifiers; with analyze, the actual rows, time and fabric reads,
-// messages and bytes per step and in total.
+// operators and solution modifiers above them; an operator with two inputs
+// (UNION, OPTIONAL, MINUS, hash join) is a step whose children are its
+// inputs' steps, and DESCRIBE and EXISTS plans follow as steps with
+// children. With analyze: the actual rows, time and fabric reads, messages
+// and bytes per step and in total.
 //
 // # Graph Store and Update
 //
