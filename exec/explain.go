@@ -111,7 +111,10 @@ func ExplainPlan(plan *planner.Plan, a *Analysis, store Store) *ExplainDoc {
 		case *planner.Union:
 			return two("union", n.Left, n.Right)
 		case *planner.Minus:
-			return two("minus", n.Left, n.Right)
+			if n.RowVar != "" {
+				return two("minus", n.Left, n.Right, fmt.Sprintf("anti bind join: the right side is seeded with the numbered left rows (?%s)", n.RowVar))
+			}
+			return two("minus", n.Left, n.Right, "hash: the sides share no variable bound in every row of both")
 		case *planner.Filter:
 			en := &ExplainNode{Op: "filter", Input: build(n.Input)}
 			for _, e := range n.Exprs {

@@ -188,6 +188,37 @@ func minus(l, r *Table) *Table {
 	return l.gather(keep)
 }
 
+// antiJoin runs MINUS from the numbered left rows: the right side, seeded
+// with them, returns the numbers of the rows to remove.
+func (q *queryRun) antiJoin(l *Table, n *planner.Minus) (*Table, error) {
+	q.seeds[n.Slot] = withRowNumbers(l, n.RowVar)
+	r, err := q.eval(n.Right)
+	if err != nil {
+		return nil, err
+	}
+	delete(q.seeds, n.Slot)
+	rc := r.Col(n.RowVar)
+	if rc < 0 {
+		return nil, fmt.Errorf("BUG: the right side of MINUS lost the left rows' numbers (?%s)", n.RowVar)
+	}
+	gone := make([]bool, l.N)
+	for i := 0; i < r.N; i++ {
+		if x := r.At(rc, i); x > 0 && int(x) <= l.N {
+			gone[x-1] = true
+		}
+	}
+	var keep []int32
+	for i, g := range gone {
+		if !g {
+			keep = append(keep, int32(i))
+		}
+	}
+	if len(keep) == l.N {
+		return l, nil
+	}
+	return l.gather(keep), nil
+}
+
 // unionTables is the bag union of a and b, columns matched by variable.
 func unionTables(a, b *Table) *Table {
 	out := &Table{Vars: append([]sparql.Var(nil), a.Vars...), Cols: append([][]ID(nil), a.Cols...), N: a.N}
@@ -343,18 +374,16 @@ func (q *queryRun) extend(t *Table, binds []planner.Bind) (*Table, error) {
 		cols[i] = c
 	}
 	b := q.binding(out)
-	es := make([]sparql.Expr, len(binds))
-	for i, bd := range binds {
-		es[i] = bd.Expr
-	}
-	if err := q.prepareExists(t, b, es...); err != nil {
-		return nil, err
-	}
 	keys := make([]uint64, t.N)
 	for r := range keys {
 		keys[r] = q.rowKeys.Add(1)
 	}
 	for i, p := range progs {
+		// An EXISTS sees the columns bound before it (the later ones are
+		// still unbound).
+		if err := q.prepareExists(out, b, binds[i].Expr); err != nil {
+			return nil, err
+		}
 		col := out.Cols[cols[i]]
 		for r := 0; r < t.N; r++ {
 			b.r, b.key = r, keys[r]

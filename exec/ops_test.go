@@ -143,6 +143,8 @@ var operatorQueries = []string{
 	`SELECT ?x ?n WHERE { ?x ex:knows ?y OPTIONAL { ?x ex:name ?n FILTER(LANG(?n) = "fr") } }`,
 	`SELECT ?x WHERE { { ?x ex:age ?a } UNION { ?x ex:label ?l } }`,
 	`SELECT ?x WHERE { ?x ex:knows ?y MINUS { ?x ex:age 10 } }`,
+	`SELECT ?x ?a WHERE { ?x ex:knows ?y OPTIONAL { ?y ex:age ?a } MINUS { ?z ex:age ?a FILTER(?a > 9) } }`,
+	`SELECT ?s ?c WHERE { ?s ub:takesCourse ?c MINUS { ?s ub:advisor ?a . ?a ub:teacherOf ?c } }`,
 	`SELECT ?x ?z WHERE { ?x ex:age ?a BIND(?a * 2 AS ?z) FILTER(?z > 18) }`,
 	`SELECT ?x ?v WHERE { VALUES (?x ?v) { (ex:a 1) (ex:b UNDEF) (ex:zzz 3) } ?x ex:knows ?y }`,
 	`SELECT ?y (COUNT(*) AS ?c) (SUM(?a) AS ?s) WHERE { ?x ex:knows ?y OPTIONAL { ?x ex:age ?a } } GROUP BY ?y HAVING (COUNT(*) > 0)`,

@@ -319,6 +319,9 @@ func (q *queryRun) eval(n planner.Node) (*Table, error) {
 		if l.N == 0 {
 			return l, nil
 		}
+		if n.RowVar != "" {
+			return q.antiJoin(l, n)
+		}
 		r, err := q.eval(n.Right)
 		if err != nil {
 			return nil, err

@@ -404,9 +404,30 @@ func (st *state) lowerNode(p sparql.Pattern, sd *seed, own scope) (Node, error) 
 		}
 		return &LeftJoin{Left: left, Right: right, Slot: slot, RowVar: rv, Expr: p.Expr}, nil
 	case *sparql.Minus:
-		left, _, err := st.lower(p.Left, sd)
+		left, lsc, err := st.lower(p.Left, sd)
 		if err != nil {
 			return nil, err
+		}
+		rown := scopeOf(p.Right)
+		shared, certain := 0, true
+		for _, v := range rown.vars {
+			if lsc.has(v) {
+				shared++
+				certain = certain && lsc.certain[v] && rown.certain[v]
+			}
+		}
+		if shared > 0 && certain {
+			// Every compatible pair shares a bound variable: MINUS is an
+			// anti-join, run from the numbered left rows.
+			slot, rv := st.newSlot(), st.newRowVar()
+			st.slotRows[slot] = left
+			rsc := lsc.clone()
+			rsc.add(rv, true)
+			right, _, err := st.lower(p.Right, &seed{node: &SeedRef{Slot: slot, Vars: rsc.vars}, sc: rsc})
+			if err != nil {
+				return nil, err
+			}
+			return &Minus{Left: left, Right: right, Slot: slot, RowVar: rv}, nil
 		}
 		right, _, err := st.lower(p.Right, nil)
 		if err != nil {

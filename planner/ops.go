@@ -64,8 +64,16 @@ type Union struct{ Left, Right Node }
 
 // Minus removes from Left the rows that are compatible with a row of Right
 // and share a bound variable with it (SPARQL's MINUS: with no shared
-// variable nothing is removed).
-type Minus struct{ Left, Right Node }
+// variable nothing is removed). When RowVar is set (an anti bind join: the
+// variables shared are bound in every row of both sides), Left's rows are
+// numbered in RowVar and fill slot Slot, Right is built over them
+// (seeded), and a left row goes when a right row carries its number;
+// otherwise both sides run on their own and are compared by hashing.
+type Minus struct {
+	Left, Right Node
+	Slot        int
+	RowVar      sparql.Var
+}
 
 // Filter keeps the rows of Input on which every expression is true (an
 // error counts as false). Filters the planner could push into an
