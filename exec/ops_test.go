@@ -147,6 +147,7 @@ var operatorQueries = []string{
 	`SELECT ?s ?c WHERE { ?s ub:takesCourse ?c MINUS { ?s ub:advisor ?a . ?a ub:teacherOf ?c } }`,
 	`SELECT ?x ?z WHERE { ?x ex:age ?a BIND(?a * 2 AS ?z) FILTER(?z > 18) }`,
 	`SELECT ?x ?v WHERE { VALUES (?x ?v) { (ex:a 1) (ex:b UNDEF) (ex:zzz 3) } ?x ex:knows ?y }`,
+	`SELECT ?x ?y WHERE { ?x ex:knows ?y } VALUES ?y { ex:a ex:zzz }`,
 	`SELECT ?y (COUNT(*) AS ?c) (SUM(?a) AS ?s) WHERE { ?x ex:knows ?y OPTIONAL { ?x ex:age ?a } } GROUP BY ?y HAVING (COUNT(*) > 0)`,
 	`SELECT (COUNT(?x) AS ?c) (AVG(?a) AS ?avg) (MIN(?a) AS ?min) WHERE { ?x ex:nothing ?a }`,
 	`SELECT ?x WHERE { ?x ex:knows ?y FILTER EXISTS { ?y ex:age ?a FILTER(?a < 10) } }`,
@@ -315,6 +316,10 @@ func TestBindOrHashJoin(t *testing.T) {
 	// VALUES of two rows, then every course they take: explore from them.
 	if a := algo(`SELECT * WHERE { VALUES ?s { ex:a ex:b } ?s ub:takesCourse ?c }`); a != planner.BindJoin {
 		t.Errorf("small left side: %v, want a bind join", a)
+	}
+	// A trailing VALUES is joined first, too.
+	if a := algo(`SELECT * WHERE { ?s ub:takesCourse ?c } VALUES ?s { ex:a ex:b }`); a != planner.BindJoin {
+		t.Errorf("trailing VALUES: %v, want a bind join", a)
 	}
 	// Every takesCourse or advisor edge (left), then the advisors of the
 	// two vertices a constant knows: exploring from every left row (back

@@ -350,6 +350,14 @@ func (st *state) lowerNode(p sparql.Pattern, sd *seed, own scope) (Node, error) 
 			return st.lowerBGP(tps, sd)
 		}
 		j := p.(*sparql.Join)
+		if v, ok := j.Right.(*sparql.Values); ok && sd == nil {
+			if _, bgp := flattenBGP(j.Left); bgp {
+				// A BGP joined with an inline table (the trailing VALUES of
+				// a query): the table first, so that the exploration can
+				// start from its rows (the join commutes).
+				j = &sparql.Join{Pos: j.Pos, Left: v, Right: j.Left}
+			}
+		}
 		left, lsc, err := st.lower(j.Left, sd)
 		if err != nil {
 			return nil, err
