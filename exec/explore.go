@@ -207,15 +207,17 @@ type fetch struct {
 	lastKey Key
 	lastH   int32
 	handle  map[Key]int32
-	keys    [][]Key   // per shard
-	pos     [][]int32 // per shard: handle of each key
-	lists   [][]ID    // by handle
-	vertex  []ID      // by handle: the key's vertex
+	// sampled local keys past the run check, and how many of them repeated
+	sampled, repeats int
+	keys             [][]Key   // per shard
+	pos              [][]int32 // per shard: handle of each key
+	lists            [][]ID    // by handle
+	vertex           []ID      // by handle: the key's vertex
 }
 
 func newFetch(r *task, rows int) *fetch {
 	n := r.eng.store.Shards()
-	return &fetch{r: r, lastH: -1, handle: make(map[Key]int32, min(rows, 1<<17)), keys: make([][]Key, n), pos: make([][]int32, n)}
+	return &fetch{r: r, lastH: -1, handle: make(map[Key]int32, min(rows, 2*dedupSample)), keys: make([][]Key, n), pos: make([][]int32, n)}
 }
 
 func (f *fetch) want(v, p ID, d planner.Dir) int32 {
@@ -226,13 +228,29 @@ func (f *fetch) want(v, p ID, d planner.Dir) int32 {
 	if k == f.lastKey && f.lastH >= 0 {
 		return f.lastH // rows from one expansion repeat their values in runs
 	}
-	if h, ok := f.handle[k]; ok {
-		f.lastKey, f.lastH = k, h
-		return h
-	}
 	sh := f.r.eng.store.Owner(v)
+	// The map finds repeats that are not in runs. It is skipped for local
+	// keys once a sample shows they hardly repeat (fresh values of the
+	// last expansion): reading a rare repeat twice is cheaper than hashing
+	// every key. Remote keys always go through it (it saves fabric reads).
+	useMap := sh != f.r.node || f.sampled < dedupSample || f.repeats*32 >= f.sampled
+	if useMap {
+		if h, ok := f.handle[k]; ok {
+			f.lastKey, f.lastH = k, h
+			if sh == f.r.node && f.sampled < dedupSample {
+				f.sampled++
+				f.repeats++
+			}
+			return h
+		}
+	}
+	if sh == f.r.node && f.sampled < dedupSample {
+		f.sampled++
+	}
 	h := int32(len(f.lists))
-	f.handle[k] = h
+	if useMap {
+		f.handle[k] = h
+	}
 	f.lastKey, f.lastH = k, h
 	f.lists = append(f.lists, nil)
 	f.vertex = append(f.vertex, v)
@@ -240,6 +258,10 @@ func (f *fetch) want(v, p ID, d planner.Dir) int32 {
 	f.pos[sh] = append(f.pos[sh], h)
 	return h
 }
+
+// dedupSample is the number of local keys whose repeats decide whether
+// the rest of a step's local keys are deduplicated through the map.
+const dedupSample = 1024
 
 // run reads every pending key.
 func (f *fetch) run(st *StepStats) error {
