@@ -22,6 +22,15 @@ import (
 //	value [len]byte      the lexical form or blank label as written; for an
 //	                     IRI the part after the prefix
 //
+// A literal whose value ends with a long shared suffix (from its last '@',
+// at least minLitSuffix bytes: e-mail domains) is stored as
+//
+//	kind  byte kindLitSuffix (rdf.KindLiteral | 0x80)
+//	code  uvarint        the annotation code, as above
+//	sfx   uvarint        1 + the index of the suffix in the prefix table
+//	len   uvarint
+//	value [len]byte      the lexical form up to the suffix
+//
 // The annotation and prefix tables are small and shared by all entries;
 // splitting IRIs at their namespace roughly halves the arena on typical
 // data (LUBM: every IRI of a department shares one prefix).
@@ -34,6 +43,32 @@ func iriSplit(v string) int {
 		return 0
 	}
 	return i + 1
+}
+
+// kindLitSuffix is the entry kind of a literal stored with a shared
+// suffix.
+const kindLitSuffix = byte(rdf.KindLiteral) | 0x80
+
+// minLitSuffix is the shortest literal suffix worth sharing.
+const minLitSuffix = 8
+
+// litSplit returns where the shared suffix of a literal's lexical form
+// starts, len(v) for none: at its last '@' when at least minLitSuffix
+// bytes follow ("UndergraduateStudent7@Department3.University7.edu").
+func litSplit(v string) int {
+	i := strings.LastIndexByte(v, '@')
+	if i < 1 || len(v)-i < minLitSuffix {
+		return len(v)
+	}
+	return i
+}
+
+func appendLitSuffixEntry[S string | []byte](dst []byte, code, sfx uint32, value S) []byte {
+	dst = append(dst, kindLitSuffix)
+	dst = binary.AppendUvarint(dst, uint64(code))
+	dst = binary.AppendUvarint(dst, uint64(sfx))
+	dst = binary.AppendUvarint(dst, uint64(len(value)))
+	return append(dst, value...)
 }
 
 // annot is a datatype IRI (lang false) or a language tag (lang true).
@@ -59,35 +94,45 @@ func appendEntry[S string | []byte](dst []byte, kind byte, code uint32, value S)
 }
 
 // parseEntry decodes the entry at b; ok is false for a malformed entry.
-func parseEntry(b []byte) (kind byte, code uint32, value []byte, ok bool) {
+// A literal with a shared suffix has kind rdf.KindLiteral and sfx > 0 (its
+// code in the prefix table); value is then the part before the suffix.
+func parseEntry(b []byte) (kind byte, code, sfx uint32, value []byte, ok bool) {
 	if len(b) == 0 {
-		return 0, 0, nil, false
+		return 0, 0, 0, nil, false
 	}
 	kind = b[0]
 	b = b[1:]
 	switch kind {
-	case byte(rdf.KindLiteral), byte(rdf.KindIRI):
+	case byte(rdf.KindLiteral), byte(rdf.KindIRI), kindLitSuffix:
 		c, n := binary.Uvarint(b)
 		if n <= 0 || c > 1<<31 {
-			return 0, 0, nil, false
+			return 0, 0, 0, nil, false
 		}
 		code = uint32(c)
 		b = b[n:]
+		if kind == kindLitSuffix {
+			c, n := binary.Uvarint(b)
+			if n <= 0 || c == 0 || c > 1<<31 {
+				return 0, 0, 0, nil, false
+			}
+			kind, sfx = byte(rdf.KindLiteral), uint32(c)
+			b = b[n:]
+		}
 	case byte(rdf.KindBlank):
 	default:
-		return 0, 0, nil, false
+		return 0, 0, 0, nil, false
 	}
 	l, n := binary.Uvarint(b)
 	if n <= 0 || l > uint64(len(b)-n) {
-		return 0, 0, nil, false
+		return 0, 0, 0, nil, false
 	}
-	return kind, code, b[n : n+int(l)], true
+	return kind, code, sfx, b[n : n+int(l)], true
 }
 
 // entryMatches reports whether entry b is the term (kind, code, value);
 // for IRIs code is ignored and value is the whole IRI.
 func entryMatches(b []byte, kind byte, code uint32, value string, prefixes []string) bool {
-	k, c, v, ok := parseEntry(b)
+	k, c, sfx, v, ok := parseEntry(b)
 	if !ok || k != kind {
 		return false
 	}
@@ -101,7 +146,17 @@ func entryMatches(b []byte, kind byte, code uint32, value string, prefixes []str
 		}
 		return len(value) == len(p)+len(v) && value[:len(p)] == p && value[len(p):] == string(v)
 	}
-	return c == code && string(v) == value
+	if c != code {
+		return false
+	}
+	if sfx == 0 {
+		return string(v) == value
+	}
+	if int(sfx) > len(prefixes) {
+		return false
+	}
+	x := prefixes[sfx-1]
+	return len(value) == len(v)+len(x) && value[:len(v)] == string(v) && value[len(v):] == x
 }
 
 // Roles of predicate/class IDs.
@@ -262,11 +317,18 @@ func (d *Dict) Term(id ID) (rdf.Term, bool) {
 	if !ok {
 		return rdf.Term{}, false
 	}
-	kind, code, v, ok := parseEntry(d.entry(idx))
+	kind, code, sfx, v, ok := parseEntry(d.entry(idx))
 	if !ok {
 		return rdf.Term{}, false
 	}
 	t := rdf.Term{Kind: rdf.Kind(kind), Value: string(v)}
+	if sfx != 0 {
+		x, ok := d.prefix(sfx)
+		if !ok {
+			return rdf.Term{}, false
+		}
+		t.Value = string(v) + x
+	}
 	if kind == byte(rdf.KindIRI) {
 		p, ok := d.prefix(code)
 		if !ok {
@@ -297,7 +359,7 @@ func (d *Dict) AppendNTriples(dst []byte, id ID) ([]byte, bool) {
 	if !ok {
 		return dst, false
 	}
-	kind, code, v, ok := parseEntry(d.entry(idx))
+	kind, code, sfx, v, ok := parseEntry(d.entry(idx))
 	if !ok {
 		return dst, false
 	}
@@ -330,21 +392,15 @@ func (d *Dict) AppendNTriples(dst []byte, id ID) ([]byte, bool) {
 			return rdf.AppendNTriples(dst, t), true
 		}
 	}
-	dst = append(dst, '"')
-	for _, c := range v {
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			dst = append(dst, c)
+	var x string
+	if sfx != 0 {
+		if x, ok = d.prefix(sfx); !ok {
+			return dst, false
 		}
 	}
+	dst = append(dst, '"')
+	dst = appendLiteralEscaped(dst, v)
+	dst = appendLiteralEscaped(dst, x)
 	dst = append(dst, '"')
 	switch {
 	case code == 0:
@@ -357,6 +413,24 @@ func (d *Dict) AppendNTriples(dst []byte, id ID) ([]byte, bool) {
 		dst = append(dst, '>')
 	}
 	return dst, true
+}
+
+func appendLiteralEscaped[S string | []byte](dst []byte, v S) []byte {
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; c {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // plainIRI reports whether v needs no escaping inside <>.

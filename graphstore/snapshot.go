@@ -35,7 +35,11 @@ const (
 	statsName    = "stats.json"
 )
 
-var dictMagic = [8]byte{'W', 'K', 'D', 'I', 'C', 'T', '0', '1'}
+var dictMagic = [8]byte{'W', 'K', 'D', 'I', 'C', 'T', '0', '2'}
+
+// dictMagicV1 is the dictionary of older builds (no literal suffixes: the
+// same layout, read as it is). Builds that know only it refuse ours.
+var dictMagicV1 = [8]byte{'W', 'K', 'D', 'I', 'C', 'T', '0', '1'}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -222,7 +226,7 @@ func syncDir(dir string) error {
 
 // dict.bin layout (little-endian): a 64-byte header
 //
-//	 0 magic [8]byte "WKDICT01"
+//	 0 magic [8]byte "WKDICT02" ("WKDICT01": no literal suffixes; read too)
 //	 8 n uint64 (terms)       16 npc uint64          24 hash slots uint64
 //	32 arena bytes uint64     40 annotation bytes    48 prefix bytes
 //	56 offset width uint64 (4 or 8)
@@ -285,7 +289,7 @@ func (d *Dict) writeTo(w io.Writer) error {
 
 // parseDict decodes a dict.bin image (mapped) without copying its tables.
 func parseDict(b []byte) (*Dict, error) {
-	if len(b) < dictHeaderSize || [8]byte(b[:8]) != dictMagic {
+	if len(b) < dictHeaderSize || ([8]byte(b[:8]) != dictMagic && [8]byte(b[:8]) != dictMagicV1) {
 		return nil, fmt.Errorf("dictionary: bad header")
 	}
 	n := binary.LittleEndian.Uint64(b[8:])
