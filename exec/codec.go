@@ -14,7 +14,8 @@ import (
 // Transport can carry it:
 //
 //	sub-query: kind=1 | fork uvarint | deadline int64 (unix ns, 0 none) |
-//	           flags u8 (1: analyze) | start uvarint | steps | table
+//	           flags u8 (1: analyze) | start uvarint | steps | table |
+//	           filters
 //	reply:     kind=2 | fork uvarint | status u8 (0 ok, 1 error) |
 //	           error string | table | stats
 //	cancel:    kind=3 | fork uvarint
@@ -30,6 +31,13 @@ import (
 //	(0: all unbound, 1: nrows × uint64)
 //
 // stats:   n uvarint, then per step 9 uvarints (StepStats fields)
+// filters: n uvarint (0: none, and nothing follows), then per filter
+//
+//	after varint, expression string (SPARQL text); then the variables
+//	of the columns the expressions read: n uvarint, names as strings;
+//	NOW() int64 (unix ns), base IRI string
+//
+// string:  length uvarint, bytes
 const (
 	msgSubQuery byte = 1
 	msgReply    byte = 2
@@ -45,6 +53,70 @@ type subQuery struct {
 	start    int
 	steps    []planner.Step
 	table    *Table
+	filters  *wireFilters // nil: none
+}
+
+// wireFilters are the FILTERs pushed into an exploration as a forked
+// child receives them: SPARQL text, compiled by the child.
+type wireFilters struct {
+	after []int
+	exprs []string
+	vars  []string
+	now   time.Time
+	base  string
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func (d *decoder) string() string {
+	n := d.count(1)
+	if d.err != nil || n > len(d.b) {
+		d.err = errShort
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func appendFilters(b []byte, f *wireFilters) []byte {
+	if f == nil || len(f.exprs) == 0 {
+		return binary.AppendUvarint(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(f.exprs)))
+	for i, e := range f.exprs {
+		b = binary.AppendVarint(b, int64(f.after[i]))
+		b = appendString(b, e)
+	}
+	b = binary.AppendUvarint(b, uint64(len(f.vars)))
+	for _, v := range f.vars {
+		b = appendString(b, v)
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(f.now.UnixNano()))
+	return appendString(b, f.base)
+}
+
+func (d *decoder) filters() *wireFilters {
+	n := d.count(2)
+	if n == 0 || d.err != nil {
+		return nil
+	}
+	f := &wireFilters{after: make([]int, n), exprs: make([]string, n)}
+	for i := 0; i < n; i++ {
+		f.after[i] = int(d.varint())
+		f.exprs[i] = d.string()
+	}
+	nv := d.count(1)
+	f.vars = make([]string, nv)
+	for i := range f.vars {
+		f.vars[i] = d.string()
+	}
+	f.now = time.Unix(0, int64(d.u64()))
+	f.base = d.string()
+	return f
 }
 
 type reply struct {
@@ -116,7 +188,8 @@ func encodeSubQuery(q *subQuery) []byte {
 	b = append(b, boolByte(q.analyze))
 	b = binary.AppendUvarint(b, uint64(q.start))
 	b = appendSteps(b, q.steps)
-	return appendTable(b, q.table)
+	b = appendTable(b, q.table)
+	return appendFilters(b, q.filters)
 }
 
 func encodeReply(r *reply) []byte {
@@ -273,6 +346,7 @@ func decodeSubQuery(b []byte) (*subQuery, error) {
 	q.start = int(d.uvarint())
 	q.steps = d.steps(0)
 	q.table = d.table()
+	q.filters = d.filters()
 	if d.err != nil {
 		return nil, fmt.Errorf("cannot decode a sub-query: %w", d.err)
 	}

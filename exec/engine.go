@@ -302,6 +302,8 @@ func (n *node) runSubQuery(ctx context.Context, cancel context.CancelFunc, key f
 		n.mu.Unlock()
 	}()
 	t := &task{eng: n.eng, node: n.id, ctx: ctx, steps: q.steps, ncols: len(q.table.Cols), analyze: q.analyze}
+	flt, ferr := n.eng.remoteFilters(q.filters)
+	t.filters = flt
 	if q.analyze {
 		t.stats = make([]StepStats, len(q.steps))
 	}
@@ -312,6 +314,9 @@ func (n *node) runSubQuery(ctx context.Context, cancel context.CancelFunc, key f
 				err = recovered(r)
 			}
 		}()
+		if ferr != nil {
+			return nil, ferr
+		}
 		return t.explore(q.start, q.table)
 	}()
 	if err != nil {
@@ -363,7 +368,7 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func() ([]*Tabl
 	}
 	for dst, part := range parts {
 		id := n.forks.Add(1)
-		msg := encodeSubQuery(&subQuery{fork: id, deadline: dl, analyze: r.analyze, start: k, steps: steps, table: part})
+		msg := encodeSubQuery(&subQuery{fork: id, deadline: dl, analyze: r.analyze, start: k, steps: steps, table: part, filters: r.filters.wire()})
 		register(id)
 		forks = append(forks, sent{dst, id})
 		if err := r.eng.tr.Send(r.ctx, r.node, dst, msg); err != nil {
@@ -448,8 +453,7 @@ func (r *task) finishFork(k int, local *Table, wait func() ([]*Table, error), st
 		res = &Table{Cols: make([][]ID, r.ncols)}
 	}
 	for _, p := range parts {
-		// The children ran steps k… without the pushed filters.
-		res.appendTable(r.filters.applyFrom(k, p))
+		res.appendTable(p) // the children applied the pushed filters
 	}
 	return res, nil
 }

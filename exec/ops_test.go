@@ -385,3 +385,37 @@ func TestWorkerPanicIsAnError(t *testing.T) {
 		st.Close()
 	}
 }
+
+// Forked children apply the filters pushed into the exploration: the rows
+// a filtered step gives, summed over the nodes, are the answers.
+func TestForkedChildrenFilter(t *testing.T) {
+	e := newTestEngine(t, diffData(t, 6000), 4)
+	q, err := sparql.ParseQuery(`PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>
+		SELECT ?s ?c WHERE { ?s ub:takesCourse ?c . ?s ub:advisor ?a FILTER(STRENDS(STR(?c), "1") && ?a != ?c) }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := e.Run(context.Background(), readQueryText(t, `PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>
+		SELECT ?s ?c WHERE { ?s ub:takesCourse ?c . ?s ub:advisor ?a }`), Options{Mode: planner.ModeForkJoin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(context.Background(), q, Options{Mode: planner.ModeForkJoin, Analyze: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Len() == 0 || res.Len() >= all.Len() {
+		t.Fatalf("%d answers of %d: the filter should keep some", res.Len(), all.Len())
+	}
+	ex := res.Plan.Explores()[0]
+	if len(ex.Filters) != 1 {
+		t.Fatalf("filters %v, want one pushed", ex.Filters)
+	}
+	st := res.Analysis.Of(ex).Steps[ex.Filters[0].After]
+	if st.Forks == 0 && res.Analysis.Of(ex).Steps[0].Forks == 0 {
+		t.Fatalf("nothing forked:\n%s", Explain(res.Plan, res.Analysis, e.Store()))
+	}
+	if int(st.RowsOut) != res.Len() {
+		t.Errorf("the filtered step gave %d rows over the nodes, %d answers:\n%s", st.RowsOut, res.Len(), Explain(res.Plan, res.Analysis, e.Store()))
+	}
+}

@@ -153,7 +153,8 @@ func (b *rowBinding) Lookup(v sparql.Var) (rdf.Term, bool) {
 	if id == 0 {
 		return rdf.Term{}, false
 	}
-	return b.q.term(id), true
+	t := b.q.term(id)
+	return t, !t.IsZero()
 }
 
 // LookupValue implements expr.ValueBinding (decoded values cached by ID).
@@ -163,11 +164,11 @@ func (b *rowBinding) LookupValue(v sparql.Var) (expr.Value, bool) {
 		return expr.Value{}, false
 	}
 	if x, ok := b.cache[id]; ok {
-		return x, true
+		return x, x.IsBound()
 	}
 	x := expr.Decode(b.q.term(id))
 	b.cache[id] = x
-	return x, true
+	return x, x.IsBound()
 }
 
 // RowKey implements expr.RowKeyer: the solution's identity for BNODE(str).

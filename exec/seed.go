@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/wukongd/wukongd/exec/expr"
 	"github.com/wukongd/wukongd/planner"
@@ -11,14 +12,14 @@ import (
 
 // stepFilters are the FILTERs pushed into an exploration (pushFilters),
 // compiled, by the step after which they run (-1: on the seed rows). They
-// run on the node holding the rows: the coordinator and the local part of
-// a fork; a forked child runs none, and its parent applies the filters of
-// the steps the child ran to the rows it sends back.
+// run on the node holding the rows, right after the step: a forked child
+// gets them with the sub-query (as SPARQL text, wire) and compiles them
+// itself, so rows are pruned before they are expanded or shipped back.
 type stepFilters struct {
 	q     *queryRun
 	vars  []sparql.Var
 	after map[int][]*expr.Program
-	max   int
+	wf    *wireFilters
 }
 
 // stepFilters compiles the filters of n (nil when it has none).
@@ -26,16 +27,97 @@ func (q *queryRun) stepFilters(n *planner.Explore) (*stepFilters, error) {
 	if len(n.Filters) == 0 {
 		return nil, nil
 	}
-	f := &stepFilters{q: q, vars: n.Vars, after: map[int][]*expr.Program{}, max: -1}
+	f := &stepFilters{q: q, vars: n.Vars, after: map[int][]*expr.Program{}}
 	for _, sf := range n.Filters {
 		p, err := q.program(sf.Expr)
 		if err != nil {
 			return nil, err
 		}
 		f.after[sf.After] = append(f.after[sf.After], p)
-		f.max = max(f.max, sf.After)
+	}
+	f.wf = &wireFilters{now: q.env.Now, base: q.env.Base}
+	for _, sf := range n.Filters {
+		f.wf.after = append(f.wf.after, sf.After)
+		f.wf.exprs = append(f.wf.exprs, sf.Expr.String())
+	}
+	for _, v := range n.Vars {
+		f.wf.vars = append(f.wf.vars, string(v))
 	}
 	return f, nil
+}
+
+// wire returns the filters as a forked child receives them (nil: none).
+func (f *stepFilters) wire() *wireFilters {
+	if f == nil {
+		return nil
+	}
+	return f.wf
+}
+
+// remoteFilters compiles the filters a sub-query brought (nil: none). The
+// rows' values decode through the store; a query-local ID is not known
+// here and reads as unbound — such a value can only sit in a seeded
+// variable, whose row a later step drops anyway (no edge has it).
+func (e *Engine) remoteFilters(w *wireFilters) (*stepFilters, error) {
+	if w == nil {
+		return nil, nil
+	}
+	q := &queryRun{e: e, ctx: e.ctx, locals: &TermTable{}, env: &expr.Env{Now: w.now, Base: w.base},
+		progs: map[sparql.Expr]*expr.Program{}, aggs: map[*sparql.Aggregate]*expr.AggregateProgram{},
+		seeds: map[int]*Table{}}
+	f := &stepFilters{q: q, after: map[int][]*expr.Program{}, wf: w}
+	for _, v := range w.vars {
+		f.vars = append(f.vars, sparql.Var(v))
+	}
+	for i, text := range w.exprs {
+		x, err := parseFilterExpr(text)
+		if err != nil {
+			return nil, err
+		}
+		p, err := q.program(x)
+		if err != nil {
+			return nil, err
+		}
+		f.after[w.after[i]] = append(f.after[w.after[i]], p)
+	}
+	return f, nil
+}
+
+// filterExprs caches parsed filter expressions by text (they are
+// immutable): a forked exploration brings the same few every time.
+var filterExprs struct {
+	sync.Mutex
+	m map[string]sparql.Expr
+}
+
+// parseFilterExpr parses the SPARQL text of a FILTER expression.
+func parseFilterExpr(text string) (sparql.Expr, error) {
+	filterExprs.Lock()
+	x, ok := filterExprs.m[text]
+	filterExprs.Unlock()
+	if ok {
+		return x, nil
+	}
+	q, err := sparql.ParseQuery("SELECT * WHERE { FILTER(" + text + ") }")
+	if err != nil {
+		return nil, fmt.Errorf("cannot parse a pushed filter %q: %w", text, err)
+	}
+	sparql.Walk(q.Pattern, func(p sparql.Pattern) bool {
+		if f, ok := p.(*sparql.Filter); ok && x == nil && len(f.Exprs) == 1 {
+			x = f.Exprs[0]
+		}
+		return x == nil
+	})
+	if x == nil {
+		return nil, fmt.Errorf("BUG: a pushed filter %q parsed to no expression", text)
+	}
+	filterExprs.Lock()
+	if filterExprs.m == nil || len(filterExprs.m) >= 4096 {
+		filterExprs.m = map[string]sparql.Expr{}
+	}
+	filterExprs.m[text] = x
+	filterExprs.Unlock()
+	return x, nil
 }
 
 // apply keeps the rows of t that pass the filters of step k.
@@ -44,19 +126,6 @@ func (f *stepFilters) apply(k int, t *Table) *Table {
 		return t
 	}
 	return f.run(t, f.after[k])
-}
-
-// applyFrom applies the filters of steps k and after (rows that ran those
-// steps on another node, which applied none).
-func (f *stepFilters) applyFrom(k int, t *Table) *Table {
-	if f == nil {
-		return t
-	}
-	var progs []*expr.Program
-	for s := k; s <= f.max; s++ {
-		progs = append(progs, f.after[s]...)
-	}
-	return f.run(t, progs)
 }
 
 func (f *stepFilters) run(t *Table, progs []*expr.Program) *Table {
