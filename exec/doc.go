@@ -62,8 +62,9 @@
 //     that come back say which rows have a solution; the ExistsFunc given
 //     to exec/expr reads that answer.
 //   - FILTERs pushed into an exploration (planner.Explore.Filters) run on
-//     the node holding the rows right after their step; a forked child runs
-//     none, and its parent applies them to the rows the child returns.
+//     the node holding the rows right after their step; a forked child gets
+//     them with the sub-query as SPARQL text (with the query's NOW and
+//     base) and compiles them itself.
 //   - Property paths and GRAPH are path.go's and dataset.go's (evalPath,
 //     evalInGraph), called with the seed's rows.
 //   - ASK keeps whether a row came; CONSTRUCT instantiates the template per
