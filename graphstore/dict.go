@@ -36,13 +36,30 @@ import (
 // data (LUBM: every IRI of a department shares one prefix).
 
 // iriSplit returns the length of the prefix of an IRI stored in the
-// prefix table (0: none).
+// prefix table (0: none): its namespace, up to the last '/' or '#', and,
+// when the local name is a word followed by a number
+// ("GraduateStudent45"), the word too: such IRIs come in families of one
+// word per namespace, so the prefix table stays small and the entry keeps
+// only the number. Reading does not depend on where an IRI was split.
 func iriSplit(v string) int {
 	i := strings.LastIndexAny(v, "/#")
 	if i < 8 {
 		return 0
 	}
-	return i + 1
+	sp := i + 1
+	j := len(v)
+	for j > sp && '0' <= v[j-1] && v[j-1] <= '9' {
+		j--
+	}
+	if j == len(v) || j == sp {
+		return sp
+	}
+	for k := sp; k < j; k++ {
+		if c := v[k] | 0x20; c < 'a' || c > 'z' {
+			return sp
+		}
+	}
+	return j
 }
 
 // kindLitSuffix is the entry kind of a literal stored with a shared

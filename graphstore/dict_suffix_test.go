@@ -9,8 +9,9 @@ import (
 )
 
 // Literals with a long suffix after their last '@' (e-mail addresses) are
-// stored with the suffix in the shared table; every dictionary path gives
-// them back exactly: Lookup, Term, AppendNTriples, a snapshot, an
+// stored with the suffix in the shared table, IRIs ending in a word and a
+// number with the word in their prefix; every dictionary path gives them
+// back exactly: Lookup, Term, AppendNTriples, a snapshot, an
 // extended dictionary, a version 1 dictionary file.
 func TestDictLiteralSuffixes(t *testing.T) {
 	ex := func(s string) rdf.Term { return rdf.NewIRI("http://ex.org/" + s) }
@@ -25,6 +26,15 @@ func TestDictLiteralSuffixes(t *testing.T) {
 		rdf.NewLiteral("q\"uote\\@Depart\nment0.University0.edu", ""), // escapes on both sides
 		rdf.NewLangLiteral("Student1@Department0.University0.edu", "en"),
 		rdf.NewLiteral("Student1@Department0.University0.edu", "http://ex.org/dt"),
+		// IRIs split after a word followed by a number, or at the namespace.
+		rdf.NewIRI("http://www.Department0.University0.edu/GraduateStudent45"),
+		rdf.NewIRI("http://www.Department0.University0.edu/GraduateStudent045"),
+		rdf.NewIRI("http://www.Department0.University0.edu/GraduateStudent"),
+		rdf.NewIRI("http://www.Department0.University0.edu/45"),
+		rdf.NewIRI("http://www.Department0.University0.edu/Grad-Student45"),
+		rdf.NewIRI("http://www.Department0.University0.edu/"),
+		rdf.NewIRI("http://x.org#Course7"),
+		rdf.NewIRI("urn:x:Course7"),
 	}
 	var ts []rdf.Triple
 	for i, l := range lits {
@@ -48,7 +58,7 @@ func TestDictLiteralSuffixes(t *testing.T) {
 				t.Fatalf("%s: AppendNTriples(%s) = %s", what, l, nt)
 			}
 		}
-		for _, l := range []rdf.Term{rdf.NewLiteral("Student1@Department2.University0.edu", ""), rdf.NewLiteral("Student3@Department0.University0.edu", ""), rdf.NewLiteral("Student1@Department0.University0.ed", "")} {
+		for _, l := range []rdf.Term{rdf.NewIRI("http://www.Department0.University0.edu/GraduateStudent4"), rdf.NewIRI("http://www.Department0.University0.edu/GraduateStuden45"), rdf.NewLiteral("Student1@Department2.University0.edu", ""), rdf.NewLiteral("Student3@Department0.University0.edu", ""), rdf.NewLiteral("Student1@Department0.University0.ed", "")} {
 			if _, ok := d.Lookup(l); ok {
 				t.Fatalf("%s: unknown %s found", what, l)
 			}
