@@ -141,6 +141,8 @@ var operatorQueries = []string{
 	`SELECT ?x ?a WHERE { ?x ex:age ?a FILTER(?a > 9) }`,
 	`SELECT ?x ?n WHERE { ?x ex:knows ?y OPTIONAL { ?x ex:name ?n } }`,
 	`SELECT ?x ?n WHERE { ?x ex:knows ?y OPTIONAL { ?x ex:name ?n FILTER(LANG(?n) = "fr") } }`,
+	`SELECT ?x ?o WHERE { ?x ex:age ?a OPTIONAL { ?x ex:knows ?o FILTER(?o != ?x && ?a > 9) } }`,
+	`SELECT ?s ?e WHERE { ?s ub:advisor ?a OPTIONAL { ?s ub:emailAddress ?e FILTER(CONTAINS(STR(?a), "Full") && CONTAINS(?e, "0")) } }`,
 	`SELECT ?x WHERE { { ?x ex:age ?a } UNION { ?x ex:label ?l } }`,
 	`SELECT ?x WHERE { ?x ex:knows ?y MINUS { ?x ex:age 10 } }`,
 	`SELECT ?x ?a WHERE { ?x ex:knows ?y OPTIONAL { ?y ex:age ?a } MINUS { ?z ex:age ?a FILTER(?a > 9) } }`,
@@ -408,10 +410,14 @@ func TestForkedChildrenFilter(t *testing.T) {
 		t.Fatalf("%d answers of %d: the filter should keep some", res.Len(), all.Len())
 	}
 	ex := res.Plan.Explores()[0]
-	if len(ex.Filters) != 1 {
-		t.Fatalf("filters %v, want one pushed", ex.Filters)
+	if len(ex.Filters) != 2 {
+		t.Fatalf("filters %v, want both conjuncts pushed", ex.Filters)
 	}
-	st := res.Analysis.Of(ex).Steps[ex.Filters[0].After]
+	last := max(ex.Filters[0].After, ex.Filters[1].After)
+	if last != len(ex.Steps)-1 {
+		t.Fatalf("filters %v, want the last after the last step", ex.Filters)
+	}
+	st := res.Analysis.Of(ex).Steps[last]
 	if st.Forks == 0 && res.Analysis.Of(ex).Steps[0].Forks == 0 {
 		t.Fatalf("nothing forked:\n%s", Explain(res.Plan, res.Analysis, e.Store()))
 	}

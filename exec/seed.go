@@ -46,6 +46,19 @@ func (q *queryRun) stepFilters(n *planner.Explore) (*stepFilters, error) {
 	return f, nil
 }
 
+// setVars names the columns of the rows the filters run on: the
+// exploration's variables, then the seed's carried columns.
+func (f *stepFilters) setVars(vars []sparql.Var) {
+	if f == nil {
+		return
+	}
+	f.vars = vars
+	f.wf.vars = f.wf.vars[:0]
+	for _, v := range vars {
+		f.wf.vars = append(f.wf.vars, string(v))
+	}
+}
+
 // wire returns the filters as a forked child receives them (nil: none).
 func (f *stepFilters) wire() *wireFilters {
 	if f == nil {
@@ -132,7 +145,7 @@ func (f *stepFilters) run(t *Table, progs []*expr.Program) *Table {
 	if len(progs) == 0 || t.N == 0 {
 		return t
 	}
-	view := &Table{Vars: f.vars, Cols: t.Cols[:len(f.vars)], N: t.N}
+	view := &Table{Vars: f.vars, Cols: t.Cols[:min(len(f.vars), len(t.Cols))], N: t.N}
 	b := f.q.binding(view)
 	var keep []int32
 	for r := 0; r < t.N; r++ {
@@ -242,6 +255,7 @@ func checkCarried(t *Table, clashes [][2]int) *Table {
 // panic on the worker becomes the query's error.
 func (e *Engine) runExploreFrom(ctx context.Context, ex *planner.Explore, seed *Table, flt *stepFilters, opts Options) (*Table, []StepStats, int, error) {
 	start, clashes := seedTable(ex, seed)
+	flt.setVars(start.Vars)
 	if ex.Empty {
 		return &Table{Vars: start.Vars, Cols: make([][]ID, len(start.Vars))}, nil, 0, nil
 	}

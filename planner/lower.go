@@ -636,7 +636,14 @@ func (st *state) lowerBGP(tps []sparql.TriplePattern, sd *seed) (Node, error) {
 		return &Join{Left: sd.node, Right: free.node, Algo: HashJoin,
 			Why: "a shared variable may be unbound on the left"}, nil
 	}
-	bound := &bgpWork{node: &Explore{Seed: sd.node, SeedVars: shared}, patterns: tps, seed: sd.node, seedVars: shared}
+	var carried []sparql.Var
+	own := scopeOf(&sparql.BGP{Triples: tps})
+	for _, v := range sd.sc.vars {
+		if !own.has(v) {
+			carried = append(carried, v)
+		}
+	}
+	bound := &bgpWork{node: &Explore{Seed: sd.node, SeedVars: shared, Carried: carried}, patterns: tps, seed: sd.node, seedVars: shared}
 	st.bgps = append(st.bgps, bound, free)
 	j := &Join{Left: sd.node}
 	st.cands[j] = &joinCand{join: j, bind: bound, hash: free}

@@ -223,26 +223,46 @@ func fnum(x float64) string {
 func pushFilters(st *state) error {
 	for _, root := range st.allRoots() {
 		walkNodes(root, func(n Node) {
-			f, ok := n.(*Filter)
-			if !ok {
-				return
-			}
-			ex := filterTarget(f.Input)
-			if ex == nil || ex.Empty {
-				return
-			}
-			kept := f.Exprs[:0:0]
-			for _, e := range f.Exprs {
-				if after, ok := pushPoint(ex, e); ok {
-					ex.Filters = append(ex.Filters, StepFilter{After: after, Expr: e})
-					continue
+			switch n := n.(type) {
+			case *Filter:
+				var es []sparql.Expr
+				for _, e := range n.Exprs {
+					es = append(es, conjuncts(e)...)
 				}
-				kept = append(kept, e)
+				if kept, pushed := pushInto(filterTarget(n.Input), es); pushed {
+					n.Exprs = kept
+				}
+			case *LeftJoin:
+				// The OPTIONAL's filter drops right rows before the left
+				// rows without a match are found: it may run inside the
+				// right side's exploration.
+				if n.Expr == nil {
+					return
+				}
+				if kept, pushed := pushInto(filterTarget(n.Right), conjuncts(n.Expr)); pushed {
+					n.Expr = conjunction(kept)
+				}
 			}
-			f.Exprs = kept
 		})
 	}
 	return nil
+}
+
+// pushInto moves the expressions that can run inside ex there and returns
+// the others; pushed is false when none moved.
+func pushInto(ex *Explore, es []sparql.Expr) (kept []sparql.Expr, pushed bool) {
+	if ex == nil || ex.Empty {
+		return es, false
+	}
+	for _, e := range es {
+		if after, ok := pushPoint(ex, e); ok {
+			ex.Filters = append(ex.Filters, StepFilter{After: after, Expr: e})
+			pushed = true
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return kept, pushed
 }
 
 // filterTarget returns the exploration whose every row is (or becomes,
@@ -285,6 +305,9 @@ func pushPoint(ex *Explore, e sparql.Expr) (int, bool) {
 			}
 		}
 		if col < 0 {
+			if indexOfVar(ex.Carried, v) >= 0 {
+				continue // a seed column: there from the start
+			}
 			return 0, false
 		}
 		seeded := false
@@ -306,6 +329,36 @@ func pushPoint(ex *Explore, e sparql.Expr) (int, bool) {
 		return 0, false
 	}
 	return after, true
+}
+
+func indexOfVar(vs []sparql.Var, v sparql.Var) int {
+	for i, x := range vs {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// conjuncts splits e at its top-level && (a filter keeps a row when every
+// conjunct is true: an error in one makes the row go either way).
+func conjuncts(e sparql.Expr) []sparql.Expr {
+	if b, ok := e.(*sparql.BinaryExpr); ok && b.Op == "&&" {
+		return append(conjuncts(b.L), conjuncts(b.R)...)
+	}
+	return []sparql.Expr{e}
+}
+
+// conjunction joins es with && (nil for none).
+func conjunction(es []sparql.Expr) sparql.Expr {
+	if len(es) == 0 {
+		return nil
+	}
+	e := es[0]
+	for _, x := range es[1:] {
+		e = &sparql.BinaryExpr{Pos: e.Position(), Op: "&&", L: e, R: x}
+	}
+	return e
 }
 
 // bindingStep returns the step that binds column col, or -1.

@@ -121,13 +121,23 @@ func TestPushFilters(t *testing.T) {
 	}
 }
 
-func indexOfVar(vs []sparql.Var, v sparql.Var) int {
-	for i, x := range vs {
-		if x == v {
-			return i
-		}
+// The filter of an OPTIONAL runs inside its right side's exploration, also
+// where it reads a left variable the right pattern does not mention (a
+// carried seed column); conjuncts split.
+func TestPushOptionalFilter(t *testing.T) {
+	q := mustParse(t, `SELECT * WHERE { ?x :memberOf :dept0 ; :name ?n OPTIONAL { ?x :takes ?c FILTER(?c != ?n && BOUND(?zz)) } }`)
+	p, err := Build(q, testCatalog(), testStats(4), Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return -1
+	lj := findNodes[*LeftJoin](p.Root)[0]
+	if lj.Expr == nil || !strings.Contains(lj.Expr.String(), "zz") || strings.Contains(lj.Expr.String(), "?n") {
+		t.Errorf("OPTIONAL's filter left %v, want only BOUND(?zz)", lj.Expr)
+	}
+	ex := findNodes[*Join](lj.Right)[0].Right.(*Explore)
+	if len(ex.Filters) != 1 || ex.Filters[0].After != 0 || indexOfVar(ex.Carried, "n") < 0 {
+		t.Errorf("right exploration: filters %v, carried %v; want ?c != ?n after its one step, ?n carried", ex.Filters, ex.Carried)
+	}
 }
 
 func TestJoinChoiceAndSeeds(t *testing.T) {

@@ -154,6 +154,10 @@ type Explore struct {
 	// binds in every row: bound before the first step.
 	Seed     Node
 	SeedVars []sparql.Var
+	// Carried are the seed's other variables (which the pattern does not
+	// mention): their columns travel with the rows, unchanged, and pushed
+	// filters may read them.
+	Carried []sparql.Var
 	// Filters are the FILTER expressions pushed into the exploration
 	// (pushFilters), each run right after the step that binds the last
 	// variable it reads.
