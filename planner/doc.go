@@ -43,11 +43,14 @@
 //	                  cost) or hash join (the exploration on its own, plus a
 //	                  pass over both sides' rows), whichever is cheaper; the
 //	                  costs compared are kept in the plan (Join.Why)
-//	pushFilters       each FILTER condition over an exploration (also through
-//	                  a bind join and the left side of OPTIONAL) runs inside
-//	                  it right after the step binding the last variable it
-//	                  reads; conditions with EXISTS or reading variables the
-//	                  exploration does not bind stay on the table
+//	pushFilters       each conjunct of a FILTER over an exploration (also
+//	                  through a bind join and the left side of OPTIONAL), and
+//	                  of an OPTIONAL's own filter over its right side's
+//	                  exploration, runs inside it right after the step binding
+//	                  the last variable it reads (a seed's carried columns are
+//	                  there from the start); conjuncts with EXISTS or reading
+//	                  variables the exploration does not have stay on the
+//	                  table
 //	chooseExecMode    per step: local (the rows are partitioned on the step's
 //	                  source column), in-place or fork-join; forks when the
 //	                  estimated rows reach the threshold Cost.Threshold derives
