@@ -268,7 +268,13 @@ func (n *node) dispatch() {
 			ch := n.pending[r.fork]
 			n.mu.Unlock()
 			if ch != nil {
-				ch <- pendingReply{rep: r, size: len(msg)} // buffered for every child
+				// The channel has room for every child's reply; it is full
+				// only when failPending has already queued errors for the
+				// waiter, which then gives up. Never block the dispatcher.
+				select {
+				case ch <- pendingReply{rep: r, size: len(msg)}:
+				default:
+				}
 			}
 		case msgCancel:
 			d := &decoder{b: msg[1:]}
