@@ -209,10 +209,7 @@ func (b *Builder) Build() (*Store, error) {
 	outs, ins := b.partition(chunks, &ren.remap)
 	chunks = nil
 	ren.remap = [stripeCount][]ID{}
-	width := 8
-	if ren.maxID() <= math.MaxUint32 {
-		width = 4
-	}
+	width := valueWidth(ren.maxID())
 	dn := ren.dense()
 	tables := make([][]byte, b.shards)
 	parts := make([]*shardStats, b.shards)
@@ -250,6 +247,18 @@ func (b *Builder) Build() (*Store, error) {
 		regions[i] = rdmakv.NewRegion(t)
 	}
 	return newStore(dict, stats, regions, nil, nil)
+}
+
+// valueWidth is the bytes per stored ID of a store whose largest ID is
+// max: 3 below 2^24 (up to 8.4 M vertex terms), 4 below 2^32, else 8.
+func valueWidth(max ID) int {
+	switch {
+	case max < 1<<24:
+		return 3
+	case max <= math.MaxUint32:
+		return 4
+	}
+	return 8
 }
 
 // partition maps provisional triples to IDs and splits them into per

@@ -2,7 +2,6 @@ package graphstore
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -342,10 +341,7 @@ func (db *DatasetBuilder) Build() (*Dataset, error) {
 // end of Builder.Build. It returns the duplicates dropped and the distinct
 // triples stored.
 func buildGraph(shards int, dict *Dict, outs, ins [][][]rec) (*Store, uint64, uint64, error) {
-	width := 8
-	if dict.MaxID() <= math.MaxUint32 {
-		width = 4
-	}
+	width := valueWidth(dict.MaxID())
 	tables := make([][]byte, shards)
 	parts := make([]*shardStats, shards)
 	errs := make([]error, shards)

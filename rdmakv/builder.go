@@ -8,8 +8,10 @@ import (
 
 // TableOptions configures a TableBuilder.
 type TableOptions struct {
-	// Width is the size of a stored value in bytes: 4 or 8 (default 8).
-	// Values must fit; a graph store picks 4 when every ID is below 2^32.
+	// Width is the size of a stored value in bytes: 3, 4 or 8 (default
+	// 8). Values must fit; a graph store picks 3 when every ID is below
+	// 2^24, 4 when below 2^32. (Width 3 needs version 2 readers, and its
+	// lists stay below 2^27 values: no escaped lengths.)
 	Width int
 	// Keys and Values are the expected numbers of keys and of stored
 	// values (capacity hints; they may be exceeded). The number of main
@@ -49,8 +51,8 @@ func NewTableBuilder(opts TableOptions) (*TableBuilder, error) {
 	if opts.Width == 0 {
 		opts.Width = 8
 	}
-	if opts.Width != 4 && opts.Width != 8 {
-		return nil, fmt.Errorf("table value width %d: must be 4 or 8", opts.Width)
+	if opts.Width != 3 && opts.Width != 4 && opts.Width != 8 {
+		return nil, fmt.Errorf("table value width %d: must be 3, 4 or 8", opts.Width)
 	}
 	if opts.Load <= 0 || opts.Load > 2 {
 		opts.Load = 1.0
@@ -82,10 +84,10 @@ func (b *TableBuilder) Add(key uint64, vals []uint64) error {
 		return nil
 	}
 	w := uint64(b.opts.Width)
-	if w == 4 {
+	if w < 8 {
 		for _, v := range vals {
-			if v > math.MaxUint32 {
-				return fmt.Errorf("value %d of key %#x does not fit 4 bytes", v, key)
+			if v>>(8*w) != 0 {
+				return fmt.Errorf("value %d of key %#x does not fit %d bytes", v, key, w)
 			}
 		}
 	}
@@ -96,15 +98,23 @@ func (b *TableBuilder) Add(key uint64, vals []uint64) error {
 	n := uint64(len(vals))
 	lenField := n
 	if n >= lenEscape {
+		if w == 3 {
+			return fmt.Errorf("list of %d values: too long for a table of 3-byte values", n)
+		}
 		lenField = lenEscape
 		b.values = binary.LittleEndian.AppendUint64(b.values, n)
 		b.nvals += 8 / w
 	}
-	if w == 4 {
+	switch w {
+	case 3:
+		for _, v := range vals {
+			b.values = append(b.values, byte(v), byte(v>>8), byte(v>>16))
+		}
+	case 4:
 		for _, v := range vals {
 			b.values = binary.LittleEndian.AppendUint32(b.values, uint32(v))
 		}
-	} else {
+	default:
 		for _, v := range vals {
 			b.values = binary.LittleEndian.AppendUint64(b.values, v)
 		}
@@ -149,6 +159,15 @@ func (b *TableBuilder) sameList(w uint64, vals []uint64) bool {
 	inline, _, ref := decodeWord(w)
 	if inline || ref.escaped || ref.n != uint64(len(vals)) {
 		return false
+	}
+	if b.opts.Width == 3 {
+		for i, v := range vals {
+			p := 3 * (ref.off + uint64(i))
+			if uint64(b.values[p])|uint64(b.values[p+1])<<8|uint64(b.values[p+2])<<16 != v {
+				return false
+			}
+		}
+		return true
 	}
 	if b.opts.Width == 4 {
 		for i, v := range vals {

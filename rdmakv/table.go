@@ -13,7 +13,7 @@ import (
 //	offset 0    header (HeaderSize = 64 bytes)
 //	              0  magic     [8]byte "WKKVTBL1"
 //	              8  version   uint32 (TableVersion)
-//	             12  width     uint32 bytes per stored value: 4 or 8
+//	             12  width     uint32 bytes per stored value: 3 (version 2), 4 or 8
 //	             16  nMain     uint64 main buckets (the hash range)
 //	             24  nBuckets  uint64 main + overflow buckets
 //	             32  nKeys     uint64
@@ -132,7 +132,7 @@ func ParseTableHeader(b []byte, regionLen uint64) (TableHeader, error) {
 	h.NValues = binary.LittleEndian.Uint64(b[48:])
 	h.Seed = binary.LittleEndian.Uint64(b[56:])
 	switch {
-	case h.Width != 4 && h.Width != 8:
+	case h.Width != 3 && h.Width != 4 && h.Width != 8:
 		return h, fmt.Errorf("%w: value width %d", ErrCorrupt, h.Width)
 	case h.NMain == 0 || h.NBuckets < h.NMain || h.NBuckets > (math.MaxUint64-HeaderSize)/BucketSize:
 		return h, fmt.Errorf("%w: bucket counts %d/%d", ErrCorrupt, h.NMain, h.NBuckets)
@@ -214,6 +214,14 @@ func decodeWord(w uint64) (inline bool, v uint64, ref valueRef) {
 
 // appendDecoded appends the n values of width bytes in raw to dst.
 func appendDecoded(dst []uint64, raw []byte, width uint32) []uint64 {
+	if width == 3 {
+		n := len(raw) / 3
+		raw = raw[:3*n]
+		for i := 0; i+2 < len(raw); i += 3 {
+			dst = append(dst, uint64(raw[i])|uint64(raw[i+1])<<8|uint64(raw[i+2])<<16)
+		}
+		return dst
+	}
 	if width == 4 {
 		n := len(raw) / 4
 		for i := 0; i < n; i++ {

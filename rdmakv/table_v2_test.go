@@ -1,6 +1,7 @@
 package rdmakv
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"slices"
@@ -73,5 +74,49 @@ func TestTableVersions(t *testing.T) {
 	binary.LittleEndian.PutUint32(buf[8:], TableVersion+1)
 	if _, err := OpenTable(NewRegion(buf)); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("newer version: %v", err)
+	}
+}
+
+// Width 3: lists of 3-byte values read the same locally, remotely, one by
+// one and batched; a value of 2^24 or more is refused.
+func TestTableWidth3(t *testing.T) {
+	entries := testEntries(500, 12)
+	for k, vals := range entries {
+		for i := range vals {
+			vals[i] &= 1<<24 - 1
+		}
+		slices.Sort(vals)
+		entries[k] = vals
+	}
+	tab := buildTable(t, entries, TableOptions{Width: 3, Buckets: 20})
+	f := NewLoopback(3, LoopbackOptions{})
+	if err := f.Register(2, 5, NewRegion(tab.buf)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rt, err := OpenRemoteTable(ctx, f, 0, 2, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lookups []Lookup
+	var want []uint64
+	for k, vals := range entries {
+		if got := tab.AppendValues(nil, k); !slices.Equal(got, vals) {
+			t.Fatalf("key %#x: local %v, want %v", k, got, vals)
+		}
+		got, err := rt.AppendValues(ctx, 0, nil, k)
+		if err != nil || !slices.Equal(got, vals) {
+			t.Fatalf("key %#x: remote %v (%v), want %v", k, got, err, vals)
+		}
+		lookups = append(lookups, Lookup{Table: rt, Key: k})
+		want = append(want, vals...)
+	}
+	got, _, err := LookupBatch(ctx, f, 0, lookups, nil, nil)
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("batched lookup differs (%v)", err)
+	}
+	b, _ := NewTableBuilder(TableOptions{Width: 3})
+	if err := b.Add(1, []uint64{1, 1 << 24}); err == nil {
+		t.Fatal("a value of 2^24 fits 3 bytes")
 	}
 }
