@@ -120,3 +120,53 @@ func TestTableWidth3(t *testing.T) {
 		t.Fatal("a value of 2^24 fits 3 bytes")
 	}
 }
+
+// Overflowing groups put their rest into the free slots of other main
+// buckets or into overflow buckets; at every load, every key is found
+// (locally, remotely, batched) and absent keys are not.
+func TestTablePackingAtLoads(t *testing.T) {
+	for _, n := range []int{1, 9, 50, 700, 3000} {
+		for _, buckets := range []int{1, 2, n / 9, n / 7, n / 4} {
+			if buckets < 1 {
+				continue
+			}
+			entries := testEntries(n, uint64(n*31+buckets))
+			tab := buildTable(t, entries, TableOptions{Width: 4, Buckets: buckets})
+			f := NewLoopback(2, LoopbackOptions{})
+			if err := f.Register(1, 1, NewRegion(tab.buf)); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			rt, err := OpenRemoteTable(ctx, f, 0, 1, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lookups []Lookup
+			var want []uint64
+			for k, vals := range entries {
+				if got := tab.AppendValues(nil, k); !slices.Equal(got, vals) {
+					t.Fatalf("n=%d buckets=%d key %#x: %v, want %v", n, buckets, k, got, vals)
+				}
+				if got, err := rt.AppendValues(ctx, 0, nil, k); err != nil || !slices.Equal(got, vals) {
+					t.Fatalf("n=%d buckets=%d key %#x: remote %v (%v), want %v", n, buckets, k, got, err, vals)
+				}
+				lookups = append(lookups, Lookup{Table: rt, Key: k})
+				want = append(want, vals...)
+			}
+			for k := uint64(0); k < 200; k++ {
+				if _, ok := entries[k*0x9e3779b97f4a7c15]; ok {
+					continue
+				}
+				if got := tab.AppendValues(nil, k*0x9e3779b97f4a7c15); len(got) != 0 {
+					t.Fatalf("absent key found")
+				}
+				if got, err := rt.AppendValues(ctx, 0, nil, k*0x9e3779b97f4a7c15); err != nil || len(got) != 0 {
+					t.Fatalf("absent key found remotely (%v)", err)
+				}
+			}
+			if got, _, err := LookupBatch(ctx, f, 0, lookups, nil, nil); err != nil || !slices.Equal(got, want) {
+				t.Fatalf("n=%d buckets=%d: batched lookup differs (%v)", n, buckets, err)
+			}
+		}
+	}
+}
