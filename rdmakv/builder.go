@@ -17,15 +17,14 @@ type TableOptions struct {
 	// values (capacity hints; they may be exceeded). The number of main
 	// buckets follows the keys actually added.
 	Keys, Values int
-	// Load is keys per main-bucket slot (default 0.9, at most 2): main
+	// Load is keys per main-bucket slot (default 0.97, at most 2): main
 	// buckets = keys / (8 × Load). A bucket holds up to 8 keys; the keys
 	// of a larger group beyond 7 go to free slots of other main buckets or
 	// to packed overflow buckets, so the slots overall stay well used. On
-	// LUBM-10 (graph store, 4 shards): at 0.9, 86.8% of all slots hold a
-	// key and a remote lookup takes 1.39 READs on average (LUBM-1); at
-	// 1.0, 87.7% and 1.43; at 1.2, 87.9% and 1.52 (slot 7 of a bucket
-	// that chains or takes other keys stays free, so about 7/8 is the
-	// ceiling).
+	// LUBM-10 (graph store, 4 shards) 92.7% of all slots hold a key at
+	// 0.97 (88.9% at 0.9, 91.3% at 1.1, when the free slots run out), and
+	// a remote lookup takes 1.41 READs on average (LUBM-1; 1.39 at 0.9,
+	// 1.47 at 1.1).
 	Load float64
 	// Buckets, if > 0, fixes the number of main buckets (tests use a tiny
 	// table to force collisions and chains).
@@ -57,7 +56,7 @@ func NewTableBuilder(opts TableOptions) (*TableBuilder, error) {
 		return nil, fmt.Errorf("table value width %d: must be 3, 4 or 8", opts.Width)
 	}
 	if opts.Load <= 0 || opts.Load > 2 {
-		opts.Load = 0.9
+		opts.Load = 0.97
 	}
 	return &TableBuilder{
 		opts:   opts,
@@ -226,16 +225,17 @@ func (b *TableBuilder) Build() ([]byte, error) {
 	// A group of at most 8 keys fills its main bucket (slot 7 holds an
 	// entry only when there are exactly 8). Of a larger group, the first 7
 	// keys take the main bucket's slots and slot 7 chains to where the
-	// rest are: preferably the free slots of another main bucket that
-	// holds at most 7 keys afterwards (so its own searches still end at an
-	// empty slot 7, and the rest of the group is found there), best fit,
-	// largest rests first; else overflow buckets, packed: bucket after
+	// rest are: preferably the free slots of another main bucket that does
+	// not chain and holds at most 8 keys afterwards (its searches end at
+	// an empty slot or at its last slot; the rest of the group is found
+	// there), best fit, largest rests first; else overflow buckets,
+	// packed: bucket after
 	// bucket, each group's run continuing where the previous one ended
 	// (an overflow bucket chains to the next one when some group's run
 	// continues there). A lookup therefore sees all of its group's keys,
 	// and stops at an empty slot or a full bucket without a chain.
-	used := make([]uint8, nMain) // slots 0..6 in use
-	var byFree [EntriesPerBucket + 1][]uint32
+	used := make([]uint8, nMain) // slots in use (from 0)
+	var byFree [SlotsPerBucket + 1][]uint32
 	var byRest [][]uint32 // overflowing groups by rest (c - 7)
 	for mb := uint64(0); mb < nMain; mb++ {
 		c := size(mb)
@@ -251,7 +251,7 @@ func (b *TableBuilder) Build() ([]byte, error) {
 			used[mb] = EntriesPerBucket
 		default:
 			used[mb] = uint8(c)
-			if f := EntriesPerBucket - c; f > 0 && mb != 0 { // bucket 0 is never a chain target
+			if f := SlotsPerBucket - c; f > 0 && mb != 0 { // bucket 0 is never a chain target
 				byFree[f] = append(byFree[f], uint32(mb))
 			}
 		}
@@ -261,10 +261,10 @@ func (b *TableBuilder) Build() ([]byte, error) {
 	for r := len(byRest) - 1; r > 0; r-- {
 		for _, mb := range byRest[r] {
 			f := r
-			for f <= EntriesPerBucket && len(byFree[f]) == 0 {
+			for f <= SlotsPerBucket && len(byFree[f]) == 0 {
 				f++
 			}
-			if f > EntriesPerBucket {
+			if f > SlotsPerBucket {
 				overflow += uint64(r)
 				continue
 			}
