@@ -165,7 +165,7 @@ func extendDict(old *Dict, terms []rdf.Term, roles []byte, addRoles map[ID]byte)
 	d.table = make([]byte, 4*d.slots)
 	var buf []byte
 	for i := uint64(0); i < n; i++ {
-		kind, code, sfx, v, ok := parseEntry(d.entry(i))
+		kind, code, pfx, sfx, v, ok := parseEntry(d.entry(i))
 		if !ok {
 			return nil, nil, fmt.Errorf("BUG: malformed dictionary entry %d while extending", i)
 		}
@@ -177,12 +177,12 @@ func extendDict(old *Dict, terms []rdf.Term, roles []byte, addRoles map[ID]byte)
 			}
 			buf = append(append(buf[:0], p...), v...)
 			h = hashTerm(kind, 0, unsafe.String(unsafe.SliceData(buf), len(buf)))
-		} else if sfx != 0 {
-			x, ok := d.prefix(sfx)
+		} else if pfx != 0 || sfx != 0 {
+			p, x, ok := affixes(d.prefixes, pfx, sfx)
 			if !ok {
-				return nil, nil, fmt.Errorf("BUG: dictionary entry %d has suffix %d of %d", i, sfx, len(d.prefixes))
+				return nil, nil, fmt.Errorf("BUG: dictionary entry %d has affixes %d, %d of %d", i, pfx, sfx, len(d.prefixes))
 			}
-			buf = append(append(buf[:0], v...), x...)
+			buf = append(append(append(buf[:0], p...), v...), x...)
 			h = hashTerm(kind, code, unsafe.String(unsafe.SliceData(buf), len(buf)))
 		} else {
 			h = hashTerm(kind, code, unsafe.String(unsafe.SliceData(v), len(v)))

@@ -46,38 +46,67 @@ func iriSplit(v string) int {
 	if i < 8 {
 		return 0
 	}
-	sp := i + 1
+	return wordBeforeNumber(v, i+1)
+}
+
+// kindLitSuffix is the entry kind of a literal stored with a shared
+// suffix; kindLitAffix of one stored with a shared head (and perhaps a
+// suffix).
+const (
+	kindLitSuffix = byte(rdf.KindLiteral) | 0x80
+	kindLitAffix  = byte(rdf.KindLiteral) | 0x40
+)
+
+// minLitSuffix is the shortest literal suffix worth sharing.
+const minLitSuffix = 8
+
+// litSplit returns the parts of a literal's lexical form kept in the
+// prefix table: v[:head] and v[tail:]. The suffix starts at the last '@'
+// when at least minLitSuffix bytes follow; the head is a word of letters
+// before a number that ends the rest (as for IRIs, see iriSplit):
+// "UndergraduateStudent7@Department3.University7.edu" keeps "7".
+func litSplit(v string) (head, tail int) {
+	tail = len(v)
+	if i := strings.LastIndexByte(v, '@'); i >= 1 && len(v)-i >= minLitSuffix {
+		tail = i
+	}
+	return wordBeforeNumber(v[:tail], 0), tail
+}
+
+// wordBeforeNumber returns the end of the word of letters that starts at
+// from and is followed by digits up to the end of v, or from if v[from:]
+// is not such a word and number.
+func wordBeforeNumber(v string, from int) int {
 	j := len(v)
-	for j > sp && '0' <= v[j-1] && v[j-1] <= '9' {
+	for j > from && '0' <= v[j-1] && v[j-1] <= '9' {
 		j--
 	}
-	if j == len(v) || j == sp {
-		return sp
+	if j == len(v) || j == from {
+		return from
 	}
-	for k := sp; k < j; k++ {
+	for k := from; k < j; k++ {
 		if c := v[k] | 0x20; c < 'a' || c > 'z' {
-			return sp
+			return from
 		}
 	}
 	return j
 }
 
-// kindLitSuffix is the entry kind of a literal stored with a shared
-// suffix.
-const kindLitSuffix = byte(rdf.KindLiteral) | 0x80
-
-// minLitSuffix is the shortest literal suffix worth sharing.
-const minLitSuffix = 8
-
-// litSplit returns where the shared suffix of a literal's lexical form
-// starts, len(v) for none: at its last '@' when at least minLitSuffix
-// bytes follow ("UndergraduateStudent7@Department3.University7.edu").
-func litSplit(v string) int {
-	i := strings.LastIndexByte(v, '@')
-	if i < 1 || len(v)-i < minLitSuffix {
-		return len(v)
+// appendLiteralEntry appends a literal entry with annotation code, shared
+// head pfx and suffix sfx (0: none) and the stored part value.
+func appendLiteralEntry[S string | []byte](dst []byte, code, pfx, sfx uint32, value S) []byte {
+	switch {
+	case pfx != 0:
+		dst = append(dst, kindLitAffix)
+		dst = binary.AppendUvarint(dst, uint64(code))
+		dst = binary.AppendUvarint(dst, uint64(pfx))
+		dst = binary.AppendUvarint(dst, uint64(sfx))
+		dst = binary.AppendUvarint(dst, uint64(len(value)))
+		return append(dst, value...)
+	case sfx != 0:
+		return appendLitSuffixEntry(dst, code, sfx, value)
 	}
-	return i
+	return appendEntry(dst, byte(rdf.KindLiteral), code, value)
 }
 
 func appendLitSuffixEntry[S string | []byte](dst []byte, code, sfx uint32, value S) []byte {
@@ -111,45 +140,71 @@ func appendEntry[S string | []byte](dst []byte, kind byte, code uint32, value S)
 }
 
 // parseEntry decodes the entry at b; ok is false for a malformed entry.
-// A literal with a shared suffix has kind rdf.KindLiteral and sfx > 0 (its
-// code in the prefix table); value is then the part before the suffix.
-func parseEntry(b []byte) (kind byte, code, sfx uint32, value []byte, ok bool) {
+// A literal with a shared head or suffix has kind rdf.KindLiteral and pfx
+// or sfx > 0 (their codes in the prefix table); value is then the part
+// between them.
+func parseEntry(b []byte) (kind byte, code, pfx, sfx uint32, value []byte, ok bool) {
 	if len(b) == 0 {
-		return 0, 0, 0, nil, false
+		return 0, 0, 0, 0, nil, false
 	}
 	kind = b[0]
 	b = b[1:]
-	switch kind {
-	case byte(rdf.KindLiteral), byte(rdf.KindIRI), kindLitSuffix:
+	uv := func() (uint32, bool) {
 		c, n := binary.Uvarint(b)
 		if n <= 0 || c > 1<<31 {
-			return 0, 0, 0, nil, false
+			return 0, false
 		}
-		code = uint32(c)
 		b = b[n:]
-		if kind == kindLitSuffix {
-			c, n := binary.Uvarint(b)
-			if n <= 0 || c == 0 || c > 1<<31 {
-				return 0, 0, 0, nil, false
-			}
-			kind, sfx = byte(rdf.KindLiteral), uint32(c)
-			b = b[n:]
+		return uint32(c), true
+	}
+	switch kind {
+	case byte(rdf.KindLiteral), byte(rdf.KindIRI):
+		if code, ok = uv(); !ok {
+			return 0, 0, 0, 0, nil, false
 		}
+	case kindLitSuffix, kindLitAffix:
+		if code, ok = uv(); !ok {
+			return 0, 0, 0, 0, nil, false
+		}
+		if kind == kindLitAffix {
+			if pfx, ok = uv(); !ok || pfx == 0 {
+				return 0, 0, 0, 0, nil, false
+			}
+		}
+		if sfx, ok = uv(); !ok || (kind == kindLitSuffix && sfx == 0) {
+			return 0, 0, 0, 0, nil, false
+		}
+		kind = byte(rdf.KindLiteral)
 	case byte(rdf.KindBlank):
 	default:
-		return 0, 0, 0, nil, false
+		return 0, 0, 0, 0, nil, false
 	}
 	l, n := binary.Uvarint(b)
 	if n <= 0 || l > uint64(len(b)-n) {
-		return 0, 0, 0, nil, false
+		return 0, 0, 0, 0, nil, false
 	}
-	return kind, code, sfx, b[n : n+int(l)], true
+	return kind, code, pfx, sfx, b[n : n+int(l)], true
+}
+
+// affixes returns the shared head and suffix of a literal entry ("" for
+// code 0); ok is false for a code outside the table.
+func affixes(prefixes []string, pfx, sfx uint32) (head, suffix string, ok bool) {
+	if int(pfx) > len(prefixes) || int(sfx) > len(prefixes) {
+		return "", "", false
+	}
+	if pfx != 0 {
+		head = prefixes[pfx-1]
+	}
+	if sfx != 0 {
+		suffix = prefixes[sfx-1]
+	}
+	return head, suffix, true
 }
 
 // entryMatches reports whether entry b is the term (kind, code, value);
 // for IRIs code is ignored and value is the whole IRI.
 func entryMatches(b []byte, kind byte, code uint32, value string, prefixes []string) bool {
-	k, c, sfx, v, ok := parseEntry(b)
+	k, c, pfx, sfx, v, ok := parseEntry(b)
 	if !ok || k != kind {
 		return false
 	}
@@ -166,14 +221,14 @@ func entryMatches(b []byte, kind byte, code uint32, value string, prefixes []str
 	if c != code {
 		return false
 	}
-	if sfx == 0 {
+	if pfx == 0 && sfx == 0 {
 		return string(v) == value
 	}
-	if int(sfx) > len(prefixes) {
+	p, x, ok := affixes(prefixes, pfx, sfx)
+	if !ok || len(value) != len(p)+len(v)+len(x) {
 		return false
 	}
-	x := prefixes[sfx-1]
-	return len(value) == len(v)+len(x) && value[:len(v)] == string(v) && value[len(v):] == x
+	return value[:len(p)] == p && value[len(p):len(p)+len(v)] == string(v) && value[len(p)+len(v):] == x
 }
 
 // Roles of predicate/class IDs.
@@ -334,17 +389,17 @@ func (d *Dict) Term(id ID) (rdf.Term, bool) {
 	if !ok {
 		return rdf.Term{}, false
 	}
-	kind, code, sfx, v, ok := parseEntry(d.entry(idx))
+	kind, code, pfx, sfx, v, ok := parseEntry(d.entry(idx))
 	if !ok {
 		return rdf.Term{}, false
 	}
 	t := rdf.Term{Kind: rdf.Kind(kind), Value: string(v)}
-	if sfx != 0 {
-		x, ok := d.prefix(sfx)
+	if pfx != 0 || sfx != 0 {
+		p, x, ok := affixes(d.prefixes, pfx, sfx)
 		if !ok {
 			return rdf.Term{}, false
 		}
-		t.Value = string(v) + x
+		t.Value = p + string(v) + x
 	}
 	if kind == byte(rdf.KindIRI) {
 		p, ok := d.prefix(code)
@@ -376,7 +431,7 @@ func (d *Dict) AppendNTriples(dst []byte, id ID) ([]byte, bool) {
 	if !ok {
 		return dst, false
 	}
-	kind, code, sfx, v, ok := parseEntry(d.entry(idx))
+	kind, code, pfx, sfx, v, ok := parseEntry(d.entry(idx))
 	if !ok {
 		return dst, false
 	}
@@ -409,13 +464,12 @@ func (d *Dict) AppendNTriples(dst []byte, id ID) ([]byte, bool) {
 			return rdf.AppendNTriples(dst, t), true
 		}
 	}
-	var x string
-	if sfx != 0 {
-		if x, ok = d.prefix(sfx); !ok {
-			return dst, false
-		}
+	p, x, ok := affixes(d.prefixes, pfx, sfx)
+	if !ok {
+		return dst, false
 	}
 	dst = append(dst, '"')
+	dst = appendLiteralEscaped(dst, p)
 	dst = appendLiteralEscaped(dst, v)
 	dst = appendLiteralEscaped(dst, x)
 	dst = append(dst, '"')

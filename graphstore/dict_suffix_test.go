@@ -26,6 +26,11 @@ func TestDictLiteralSuffixes(t *testing.T) {
 		rdf.NewLiteral("q\"uote\\@Depart\nment0.University0.edu", ""), // escapes on both sides
 		rdf.NewLangLiteral("Student1@Department0.University0.edu", "en"),
 		rdf.NewLiteral("Student1@Department0.University0.edu", "http://ex.org/dt"),
+		rdf.NewLiteral("UndergraduateStudent123@Department1.University0.edu", ""),
+		rdf.NewLiteral("Student007", ""),
+		rdf.NewLiteral("x1", ""),
+		rdf.NewLiteral("1234", ""),
+		rdf.NewLangLiteral("Student8", "en"),
 		// IRIs split after a word followed by a number, or at the namespace.
 		rdf.NewIRI("http://www.Department0.University0.edu/GraduateStudent45"),
 		rdf.NewIRI("http://www.Department0.University0.edu/GraduateStudent045"),
@@ -58,7 +63,7 @@ func TestDictLiteralSuffixes(t *testing.T) {
 				t.Fatalf("%s: AppendNTriples(%s) = %s", what, l, nt)
 			}
 		}
-		for _, l := range []rdf.Term{rdf.NewIRI("http://www.Department0.University0.edu/GraduateStudent4"), rdf.NewIRI("http://www.Department0.University0.edu/GraduateStuden45"), rdf.NewLiteral("Student1@Department2.University0.edu", ""), rdf.NewLiteral("Student3@Department0.University0.edu", ""), rdf.NewLiteral("Student1@Department0.University0.ed", "")} {
+		for _, l := range []rdf.Term{rdf.NewIRI("http://www.Department0.University0.edu/GraduateStudent4"), rdf.NewIRI("http://www.Department0.University0.edu/GraduateStuden45"), rdf.NewLiteral("Student07", ""), rdf.NewLiteral("Student1@Department0.University0.ed", ""), rdf.NewLiteral("Student1@Department2.University0.edu", ""), rdf.NewLiteral("Student3@Department0.University0.edu", ""), rdf.NewLiteral("Student1@Department0.University0.ed", "")} {
 			if _, ok := d.Lookup(l); ok {
 				t.Fatalf("%s: unknown %s found", what, l)
 			}
@@ -66,8 +71,8 @@ func TestDictLiteralSuffixes(t *testing.T) {
 	}
 	d := st.Dict()
 	check("built", d)
-	if !bytes.Contains(d.arena, []byte{kindLitSuffix}) {
-		t.Fatal("no literal stored with a suffix")
+	if !bytes.Contains(d.arena, []byte{kindLitSuffix}) || !bytes.Contains(d.arena, []byte{kindLitAffix}) {
+		t.Fatal("no literal stored with a suffix, or none with a head")
 	}
 
 	var buf bytes.Buffer

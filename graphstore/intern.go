@@ -68,8 +68,9 @@ func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byt
 			if kind == byte(rdf.KindIRI) {
 				sp := iriSplit(value)
 				s.arena = appendEntry(s.arena, kind, s.prefixID(value[:sp]), value[sp:])
-			} else if sp := litSplit(value); kind == byte(rdf.KindLiteral) && sp < len(value) {
-				s.arena = appendLitSuffixEntry(s.arena, code, s.prefixID(value[sp:]), value[:sp])
+			} else if kind == byte(rdf.KindLiteral) {
+				head, tail := litSplit(value)
+				s.arena = appendLiteralEntry(s.arena, code, s.prefixID(value[:head]), s.prefixID(value[tail:]), value[head:tail])
 			} else {
 				s.arena = appendEntry(s.arena, kind, code, value)
 			}
@@ -498,17 +499,17 @@ func (b *Builder) layoutDict(r renumbering) *Dict {
 		putOff(uint64(idx), uint64(len(d.arena)))
 		e := st.entry(l)
 		if e[0] == byte(rdf.KindIRI) {
-			_, code, _, v, ok := parseEntry(e)
+			_, code, _, _, v, ok := parseEntry(e)
 			if !ok || int(code) >= len(pmap[s]) {
 				panic("BUG: malformed dictionary entry while building")
 			}
 			d.arena = appendEntry(d.arena, byte(rdf.KindIRI), pmap[s][code], v)
-		} else if e[0] == kindLitSuffix {
-			_, code, sfx, v, ok := parseEntry(e)
-			if !ok || int(sfx) >= len(pmap[s]) {
+		} else if e[0] == kindLitSuffix || e[0] == kindLitAffix {
+			_, code, pfx, sfx, v, ok := parseEntry(e)
+			if !ok || int(pfx) >= len(pmap[s]) || int(sfx) >= len(pmap[s]) {
 				panic("BUG: malformed dictionary entry while building")
 			}
-			d.arena = appendLitSuffixEntry(d.arena, code, pmap[s][sfx], v)
+			d.arena = appendLiteralEntry(d.arena, code, pmap[s][pfx], pmap[s][sfx], v)
 		} else {
 			d.arena = append(d.arena, e...)
 		}
