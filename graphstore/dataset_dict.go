@@ -1,7 +1,6 @@
 package graphstore
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"unsafe"
@@ -135,18 +134,11 @@ func extendDict(old *Dict, terms []rdf.Term, roles []byte, addRoles map[ID]byte)
 	}
 	offs[n] = uint64(len(arena))
 
-	d := &Dict{arena: arena, n: n, npc: npc, prefixes: prefixes, offW: 8}
+	d := &Dict{arena: arena, n: n, npc: npc, prefixes: prefixes, offW: offWidth(uint64(len(arena)))}
 	d.annots, d.annIdx = newDictAnnots(annots)
-	if uint64(len(arena)) < 1<<32 {
-		d.offW = 4
-	}
 	d.offs = make([]byte, d.offW*(n+1))
 	for i, o := range offs {
-		if d.offW == 4 {
-			binary.LittleEndian.PutUint32(d.offs[4*i:], uint32(o))
-		} else {
-			binary.LittleEndian.PutUint64(d.offs[8*i:], o)
-		}
+		putUint(d.offs, d.offW, uint64(i), o)
 	}
 	d.roles = make([]byte, npc)
 	copy(d.roles, old.roles)
@@ -162,7 +154,8 @@ func extendDict(old *Dict, terms []rdf.Term, roles []byte, addRoles map[ID]byte)
 	// Hash table at load 0.7 over every entry (a bigger table moves every
 	// slot, so it is rebuilt rather than copied).
 	d.slots = n + n*3/7 + 1
-	d.table = make([]byte, 4*d.slots)
+	d.slotW = slotWidth(n)
+	d.table = make([]byte, d.slotW*d.slots)
 	var buf []byte
 	for i := uint64(0); i < n; i++ {
 		kind, code, pfx, sfx, v, ok := parseEntry(d.entry(i))
@@ -188,12 +181,12 @@ func extendDict(old *Dict, terms []rdf.Term, roles []byte, addRoles map[ID]byte)
 			h = hashTerm(kind, code, unsafe.String(unsafe.SliceData(v), len(v)))
 		}
 		s, _ := bits.Mul64(h, d.slots)
-		for binary.LittleEndian.Uint32(d.table[4*s:]) != 0 {
+		for d.slot(s) != 0 {
 			if s++; s == d.slots {
 				s = 0
 			}
 		}
-		binary.LittleEndian.PutUint32(d.table[4*s:], uint32(i+1))
+		putUint(d.table, d.slotW, s, i+1)
 	}
 	if err := d.validate(); err != nil {
 		return nil, nil, fmt.Errorf("BUG: extended dictionary: %w", err)

@@ -244,8 +244,9 @@ const (
 type Dict struct {
 	arena    []byte
 	offs     []byte // (n+1) × offW bytes LE: start of entry i; the last = len(arena)
-	offW     uint64 // 4 (arena below 4 GiB) or 8
-	table    []byte // slots × uint32 LE: 0 empty, else entry index + 1
+	offW     uint64 // 3 (arena below 16 MiB), 4 (below 4 GiB) or 8
+	table    []byte // slots × slotW bytes LE: 0 empty, else entry index + 1
+	slotW    uint64 // 3 (fewer than 2^24-1 terms) or 4
 	slots    uint64 // linear probing from hi(hash·slots)
 	roles    []byte // npc bytes: role bits of ID i+1
 	n        uint64 // entries
@@ -313,11 +314,51 @@ func (d *Dict) indexOf(id ID) (uint64, bool) {
 	return 0, false
 }
 
-func (d *Dict) off(i uint64) uint64 {
-	if d.offW == 4 {
-		return uint64(binary.LittleEndian.Uint32(d.offs[4*i:]))
+func (d *Dict) off(i uint64) uint64 { return getUint(d.offs, d.offW, i) }
+
+func (d *Dict) slot(i uint64) uint64 { return getUint(d.table, d.slotW, i) }
+
+// offWidth returns the bytes per offset of an arena of n bytes.
+func offWidth(n uint64) uint64 {
+	switch {
+	case n < 1<<24:
+		return 3
+	case n < 1<<32:
+		return 4
 	}
-	return binary.LittleEndian.Uint64(d.offs[8*i:])
+	return 8
+}
+
+// slotWidth returns the bytes per hash slot of a dictionary of n terms.
+func slotWidth(n uint64) uint64 {
+	if n+1 < 1<<24 {
+		return 3
+	}
+	return 4
+}
+
+// getUint reads element i of a table of w-byte little-endian integers.
+func getUint(b []byte, w, i uint64) uint64 {
+	switch w {
+	case 3:
+		p := b[3*i : 3*i+3]
+		return uint64(p[0]) | uint64(p[1])<<8 | uint64(p[2])<<16
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return binary.LittleEndian.Uint64(b[8*i:])
+}
+
+// putUint writes element i of a table of w-byte little-endian integers.
+func putUint(b []byte, w, i, v uint64) {
+	switch w {
+	case 3:
+		b[3*i], b[3*i+1], b[3*i+2] = byte(v), byte(v>>8), byte(v>>16)
+	case 4:
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+	default:
+		binary.LittleEndian.PutUint64(b[8*i:], v)
+	}
 }
 
 func (d *Dict) entry(idx uint64) []byte {
@@ -367,7 +408,7 @@ func (d *Dict) Lookup(t rdf.Term) (ID, bool) {
 	h := hashTerm(kind, code, t.Value)
 	i, _ := bits.Mul64(h, d.slots)
 	for probes := uint64(0); probes < d.slots; probes++ {
-		e := binary.LittleEndian.Uint32(d.table[4*i:])
+		e := d.slot(i)
 		if e == 0 {
 			return 0, false
 		}
@@ -517,7 +558,7 @@ func plainIRI(v []byte) bool {
 
 // validate checks the dictionary's structure (after mapping a snapshot).
 func (d *Dict) validate() error {
-	if d.offW != 4 && d.offW != 8 {
+	if d.offW != 3 && d.offW != 4 && d.offW != 8 {
 		return fmt.Errorf("dictionary offsets of %d bytes", d.offW)
 	}
 	if uint64(len(d.offs)) != d.offW*(d.n+1) {
@@ -526,7 +567,10 @@ func (d *Dict) validate() error {
 	if d.npc > d.n || uint64(len(d.roles)) != d.npc {
 		return fmt.Errorf("dictionary: %d predicate/class IDs of %d terms, %d roles", d.npc, d.n, len(d.roles))
 	}
-	if d.slots <= d.n || uint64(len(d.table)) != 4*d.slots {
+	if d.slotW != 3 && d.slotW != 4 {
+		return fmt.Errorf("dictionary hash slots of %d bytes", d.slotW)
+	}
+	if d.slots <= d.n || uint64(len(d.table)) != d.slotW*d.slots || (d.slotW == 3 && d.n+1 >= 1<<24) {
 		return fmt.Errorf("dictionary hash table of %d slots for %d terms", d.slots, d.n)
 	}
 	if end := d.off(d.n); end != uint64(len(d.arena)) {

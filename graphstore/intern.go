@@ -469,34 +469,24 @@ func (b *Builder) layoutDict(r renumbering) *Dict {
 		}
 		pmap[s] = pm
 	}
-	offW := uint64(8)
-	if arenaLen+4*n < 1<<32 { // prefix codes grow by at most 4 bytes per entry
-		offW = 4
-	}
 	slots := n + n*3/7 + 1 // load 0.7
+	slotW := slotWidth(n)
 	d := &Dict{
 		arena:    make([]byte, 0, arenaLen+n/8),
-		offs:     make([]byte, offW*(n+1)),
-		offW:     offW,
-		table:    make([]byte, 4*slots),
+		table:    make([]byte, slotW*slots),
 		slots:    slots,
+		slotW:    slotW,
 		roles:    make([]byte, npc),
 		n:        n,
 		npc:      npc,
 		prefixes: prefixes,
 	}
-	putOff := func(i, v uint64) {
-		if offW == 4 {
-			binary.LittleEndian.PutUint32(d.offs[4*i:], uint32(v))
-		} else {
-			binary.LittleEndian.PutUint64(d.offs[8*i:], v)
-		}
-	}
+	offs := make([]uint64, n+1) // the width is known once the arena is
 	for idx, tn := range order {
 		s := tn & (stripeCount - 1)
 		st := &b.stripes[s]
 		l := tn >> stripeBits
-		putOff(uint64(idx), uint64(len(d.arena)))
+		offs[idx] = uint64(len(d.arena))
 		e := st.entry(l)
 		if e[0] == byte(rdf.KindIRI) {
 			_, code, _, _, v, ok := parseEntry(e)
@@ -517,14 +507,19 @@ func (b *Builder) layoutDict(r renumbering) *Dict {
 			d.roles[idx] = st.roles[l]
 		}
 		i, _ := bits.Mul64(st.hashes[l], slots)
-		for binary.LittleEndian.Uint32(d.table[4*i:]) != 0 {
+		for d.slot(i) != 0 {
 			if i++; i == slots {
 				i = 0
 			}
 		}
-		binary.LittleEndian.PutUint32(d.table[4*i:], uint32(idx+1))
+		putUint(d.table, slotW, i, uint64(idx+1))
 	}
-	putOff(n, uint64(len(d.arena)))
+	offs[n] = uint64(len(d.arena))
+	d.offW = offWidth(uint64(len(d.arena)))
+	d.offs = make([]byte, d.offW*(n+1))
+	for i, o := range offs {
+		putUint(d.offs, d.offW, uint64(i), o)
+	}
 	b.annots.mu.RLock()
 	d.annots, d.annIdx = newDictAnnots(append([]annot(nil), b.annots.annots...))
 	b.annots.mu.RUnlock()

@@ -229,10 +229,11 @@ func syncDir(dir string) error {
 //	 0 magic [8]byte "WKDICT02" ("WKDICT01": no literal suffixes; read too)
 //	 8 n uint64 (terms)       16 npc uint64          24 hash slots uint64
 //	32 arena bytes uint64     40 annotation bytes    48 prefix bytes
-//	56 offset width uint64 (4 or 8)
+//	56 offset width uint32 (3, 4 or 8), hash slot width uint32 (3 or 4;
+//	   0 in WKDICT01: 4)
 //
 // then the sections, each padded to 8 bytes: roles (npc bytes), offsets
-// ((n+1)·width), hash table (slots·4), arena, annotations (per annotation:
+// ((n+1)·offset width), hash table (slots·slot width), arena, annotations (per annotation:
 // a byte 1 = language tag / 0 = datatype, uvarint length, bytes), IRI
 // prefixes (per prefix: uvarint length, bytes).
 const dictHeaderSize = 64
@@ -272,7 +273,7 @@ func (d *Dict) writeTo(w io.Writer) error {
 	binary.LittleEndian.PutUint64(h[32:], uint64(len(d.arena)))
 	binary.LittleEndian.PutUint64(h[40:], uint64(len(ann)))
 	binary.LittleEndian.PutUint64(h[48:], uint64(len(pre)))
-	binary.LittleEndian.PutUint64(h[56:], d.offW)
+	binary.LittleEndian.PutUint64(h[56:], d.offW|d.slotW<<32)
 	var zeros [8]byte
 	for _, sec := range [][]byte{h[:], d.roles, d.offs, d.table, d.arena, ann, pre} {
 		if _, err := w.Write(sec); err != nil {
@@ -299,11 +300,16 @@ func parseDict(b []byte) (*Dict, error) {
 	annLen := binary.LittleEndian.Uint64(b[40:])
 	preLen := binary.LittleEndian.Uint64(b[48:])
 	offW := binary.LittleEndian.Uint64(b[56:])
+	slotW := offW >> 32
+	offW &= 1<<32 - 1
+	if slotW == 0 {
+		slotW = 4 // WKDICT01
+	}
 	const lim = 1 << 50
-	if n > lim || npc > n || slots > lim || arenaLen > lim || annLen > lim || preLen > lim || (offW != 4 && offW != 8) {
+	if n > lim || npc > n || slots > lim || arenaLen > lim || annLen > lim || preLen > lim || (offW != 3 && offW != 4 && offW != 8) || (slotW != 3 && slotW != 4) {
 		return nil, fmt.Errorf("dictionary: implausible header")
 	}
-	sizes := []uint64{npc, offW * (n + 1), 4 * slots, arenaLen, annLen, preLen}
+	sizes := []uint64{npc, offW * (n + 1), slotW * slots, arenaLen, annLen, preLen}
 	secs := make([][]byte, len(sizes))
 	off := uint64(dictHeaderSize)
 	for i, sz := range sizes {
@@ -316,7 +322,7 @@ func parseDict(b []byte) (*Dict, error) {
 	if off != uint64(len(b)) {
 		return nil, fmt.Errorf("dictionary: %d bytes, expected %d", len(b), off)
 	}
-	d := &Dict{roles: secs[0], offs: secs[1], offW: offW, table: secs[2], slots: slots, arena: secs[3], n: n, npc: npc}
+	d := &Dict{roles: secs[0], offs: secs[1], offW: offW, table: secs[2], slots: slots, slotW: slotW, arena: secs[3], n: n, npc: npc}
 	var annots []annot
 	for a := secs[4]; len(a) > 0; {
 		lang := a[0] == 1
