@@ -206,7 +206,7 @@ type fetch struct {
 	r       *task
 	lastKey Key
 	lastH   int32
-	handle  map[Key]int32
+	handle  *keySet
 	// sampled local keys past the run check, and how many of them repeated
 	sampled, repeats int
 	keys             [][]Key   // per shard
@@ -217,7 +217,7 @@ type fetch struct {
 
 func newFetch(r *task, rows int) *fetch {
 	n := r.eng.store.Shards()
-	return &fetch{r: r, lastH: -1, handle: make(map[Key]int32, min(rows, 2*dedupSample)), keys: make([][]Key, n), pos: make([][]int32, n)}
+	return &fetch{r: r, lastH: -1, handle: newKeySet(min(rows, 2*dedupSample)), keys: make([][]Key, n), pos: make([][]int32, n)}
 }
 
 func (f *fetch) want(v, p ID, d planner.Dir) int32 {
@@ -229,13 +229,13 @@ func (f *fetch) want(v, p ID, d planner.Dir) int32 {
 		return f.lastH // rows from one expansion repeat their values in runs
 	}
 	sh := f.r.eng.store.Owner(v)
-	// The map finds repeats that are not in runs. It is skipped for local
+	// The key set finds repeats that are not in runs. It is skipped for local
 	// keys once a sample shows they hardly repeat (fresh values of the
 	// last expansion): reading a rare repeat twice is cheaper than hashing
 	// every key. Remote keys always go through it (it saves fabric reads).
 	useMap := sh != f.r.node || f.sampled < dedupSample || f.repeats*32 >= f.sampled
 	if useMap {
-		if h, ok := f.handle[k]; ok {
+		if h, ok := f.handle.get(k); ok {
 			f.lastKey, f.lastH = k, h
 			if sh == f.r.node && f.sampled < dedupSample {
 				f.sampled++
@@ -249,7 +249,7 @@ func (f *fetch) want(v, p ID, d planner.Dir) int32 {
 	}
 	h := int32(len(f.lists))
 	if useMap {
-		f.handle[k] = h
+		f.handle.put(k, h)
 	}
 	f.lastKey, f.lastH = k, h
 	f.lists = append(f.lists, nil)

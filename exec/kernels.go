@@ -87,3 +87,76 @@ func gallop(l []ID, from int, x ID) int {
 	}
 	return hi
 }
+
+// keySet maps adjacency keys to int32 handles: open addressing with
+// linear probing over a power-of-two table, multiplicative hashing. Key 0
+// (vertex 0, never looked up) marks an empty slot. It replaces a Go map on
+// the per-row path of a step's key deduplication, where hashing every row's
+// key through map[Key]int32 cost about 40 ns a row (LUBM-40 L1: 103,683
+// rows, 5,194 distinct keys).
+type keySet struct {
+	keys  []Key
+	vals  []int32
+	shift uint
+	n     int
+}
+
+func newKeySet(hint int) *keySet {
+	size := 16
+	for size < 2*hint {
+		size <<= 1
+	}
+	s := &keySet{}
+	s.alloc(size)
+	return s
+}
+
+func (s *keySet) alloc(size int) {
+	s.keys = make([]Key, size)
+	s.vals = make([]int32, size)
+	s.shift = uint(64 - bitsLen(size-1))
+	s.n = 0
+}
+
+func bitsLen(x int) int {
+	n := 0
+	for x > 0 {
+		n++
+		x >>= 1
+	}
+	return n
+}
+
+// slot returns the slot of k: where it is, or the empty slot it would go.
+func (s *keySet) slot(k Key) int {
+	mask := len(s.keys) - 1
+	i := int((uint64(k) * 0x9E3779B97F4A7C15) >> s.shift)
+	for {
+		if x := s.keys[i]; x == k || x == 0 {
+			return i
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// get returns the handle of k.
+func (s *keySet) get(k Key) (int32, bool) {
+	i := s.slot(k)
+	return s.vals[i], s.keys[i] != 0
+}
+
+// put sets the handle of k (k != 0, not yet in s).
+func (s *keySet) put(k Key, h int32) {
+	if 2*(s.n+1) > len(s.keys) {
+		keys, vals := s.keys, s.vals
+		s.alloc(2 * len(keys))
+		for i, x := range keys {
+			if x != 0 {
+				s.put(x, vals[i])
+			}
+		}
+	}
+	i := s.slot(k)
+	s.keys[i], s.vals[i] = k, h
+	s.n++
+}

@@ -40,3 +40,24 @@ func TestKernels(t *testing.T) {
 		}
 	}
 }
+
+func TestKeySet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	s := newKeySet(rng.IntN(10))
+	m := map[Key]int32{}
+	for i := 0; i < 20000; i++ {
+		k := Key(1 + rng.IntN(5000)*4096)
+		h, ok := s.get(k)
+		want, wok := m[k]
+		if ok != wok || (ok && h != want) {
+			t.Fatalf("get(%d) = %d, %v; want %d, %v", k, h, ok, want, wok)
+		}
+		if !ok {
+			m[k] = int32(i)
+			s.put(k, int32(i))
+		}
+	}
+	if s.n != len(m) {
+		t.Fatalf("%d keys, want %d", s.n, len(m))
+	}
+}
