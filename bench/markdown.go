@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 )
@@ -94,6 +95,10 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 
 	base := r.System(Base)
 	peers := r.peers()
+
+	if g := r.goals(); g != "" {
+		p("%s\n\n%s\n", h("Goals (issue 9: LUBM-40, over HTTP, JSON results, against Virtuoso)"), g)
+	}
 
 	// Latency over HTTP.
 	if httpBase := base.Run(PathHTTP, ""); httpBase != nil {
@@ -284,6 +289,97 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// GoalPeer is the system the goals are stated against.
+const GoalPeer = "virtuoso"
+
+// goals checks the run against the goals of issue 9 and returns them as
+// a Markdown table ("" without the peer's figures).
+func (r *Report) goals() string {
+	base, peer := r.System(Base).Run(PathHTTP, ""), r.System(GoalPeer).Run(PathHTTP, "")
+	if base == nil || peer == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("| goal | this run |\n|---|---|\n")
+	ups := SpeedUps(base, peer)
+	var ls []float64
+	var slower, missing, fast, slow []string
+	var minUp, maxUp float64
+	var minQ, maxQ string
+	for _, q := range base.Queries {
+		if !strings.HasPrefix(q.Label, "L") {
+			continue
+		}
+		x, ok := ups[q.Name]
+		if !ok {
+			missing = append(missing, q.Label)
+			continue
+		}
+		ls = append(ls, x)
+		if x <= 1 {
+			slower = append(slower, fmt.Sprintf("%s (%s)", q.Label, fmtRatio(x)))
+		}
+		if minQ == "" || x < minUp {
+			minUp, minQ = x, q.Label
+		}
+		if maxQ == "" || x > maxUp {
+			maxUp, maxQ = x, q.Label
+		}
+		switch q.Label {
+		case "L4", "L5", "L6":
+			cell := fmt.Sprintf("%s %s ms", q.Label, fmtMs(q.Summary.Median))
+			if q.Summary.Median < 0.25 {
+				fast = append(fast, cell)
+			} else {
+				slow = append(slow, cell)
+			}
+		}
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "not met"
+	}
+	switch {
+	case len(ls) == 0:
+		b.WriteString("| every one of L1–L7 faster than Virtuoso | no comparable figures |\n")
+	default:
+		cell := fmt.Sprintf("%s: %s (%s) to %s (%s)", verdict(len(slower) == 0 && len(missing) == 0), fmtRatio(minUp), minQ, fmtRatio(maxUp), maxQ)
+		if len(slower) > 0 {
+			cell += "; slower or equal: " + strings.Join(slower, ", ")
+		}
+		if len(missing) > 0 {
+			cell += "; not compared (error or different rows): " + strings.Join(missing, ", ")
+		}
+		fmt.Fprintf(&b, "| every one of L1–L7 faster than Virtuoso | %s |\n", cell)
+		gm := GeoMean(ls)
+		fmt.Fprintf(&b, "| geometric mean of the L1–L7 speed-ups at least 5× | %s: %s |\n", verdict(gm >= 5 && len(missing) == 0), fmtRatio(gm))
+	}
+	if len(fast)+len(slow) > 0 {
+		cell := verdict(len(slow) == 0 && len(fast) == 3)
+		if len(fast) > 0 {
+			cell += "; under: " + strings.Join(fast, ", ")
+		}
+		if len(slow) > 0 {
+			cell += "; over: " + strings.Join(slow, ", ")
+		}
+		fmt.Fprintf(&b, "| (aim) L4–L6 under 0.25 ms | %s |\n", cell)
+	}
+	bs, ps := r.System(Base), r.System(GoalPeer)
+	if bb, pb := bestPoint(bs.Throughput), bestPoint(ps.Throughput); bb != nil && pb != nil && pb.QPS > 0 {
+		lo, hi := math.Inf(1), 0.0
+		for _, pt := range bs.Throughput {
+			if q := point(ps, pt.Clients); q != nil && q.QPS > 0 {
+				lo, hi = min(lo, pt.QPS/q.QPS), max(hi, pt.QPS/q.QPS)
+			}
+		}
+		fmt.Fprintf(&b, "| (aim) mixed-workload throughput ten times Virtuoso's | %s: peak %.0f against %.0f queries/s (%s); %s–%s at equal client counts |\n",
+			verdict(bb.QPS >= 10*pb.QPS), bb.QPS, pb.QPS, fmtRatio(bb.QPS/pb.QPS), fmtRatio(lo), fmtRatio(hi))
+	}
+	return b.String()
 }
 
 func (r *Report) peers() []*System {
