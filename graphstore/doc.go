@@ -43,7 +43,12 @@
 // IsPredicate, IsClass, TypeID, MaxID. Terms are kept exactly as written
 // ("01"^^xsd:integer stays "01"). Storage is one string arena in ID order,
 // an offset table and an open-addressing hash table of entry indexes
-// (fixed hash, so the table maps straight from a snapshot).
+// (fixed hash, so the table maps straight from a snapshot; offsets and
+// slots take 3 bytes when they fit). Shared parts of terms live once in a
+// prefix table: IRI namespaces (with the word of a word+number local name,
+// ".../GraduateStudent" of ".../GraduateStudent45"), and of literals the
+// part from the last '@' and a leading word before a number; dict.go
+// describes the entries.
 //
 // # Building
 //
@@ -107,7 +112,9 @@
 // on, which gives its terms the same IDs but lacks newer terms.
 //
 // Building: NewDatasetBuilder(shards); AddQuads(batch) (G zero = default
-// graph), AddTriples(graph, batch), AddGraph(graph) (an empty graph), from
+// graph), AddTriples(graph, batch), AddRawTriples(graph, batch) (terms as
+// bytes, as the loader's N-Triples path feeds them), AddGraph(graph) (an
+// empty graph), from
 // any goroutines; Build() interns once (one Builder's stripes), renumbers
 // once and builds one store per graph. Counters() gives totals and per
 // graph read/duplicates/distinct. NewDataset(st) wraps one store.
