@@ -126,8 +126,14 @@
 // meantime, so waiting workers cannot deadlock the cluster. Every
 // sub-query carries the query's deadline; when a query is cancelled or
 // fails, the parent sends a cancel message to each child, which cancels
-// the sub-query's context (and so, in turn, its own children). Close stops
-// every goroutine the engine started.
+// the sub-query's context (and so, in turn, its own children). Inside a
+// step or operator the loops look at the context every few thousand rows
+// (cancel.go: index scans, expansions, checks, splits for forks, path
+// searches, hash joins, MINUS, FILTER, BIND, GROUP BY, ORDER BY,
+// DISTINCT), so a cancelled or timed-out query stops within a fraction of
+// a millisecond of work; Run returns the context's error at once, and a
+// child's error that comes back after the parent's context ended reads as
+// the context's error. Close stops every goroutine the engine started.
 //
 // Memory: the lists a Store returns may alias store memory and are never
 // modified; Tables returned to callers are theirs.

@@ -63,6 +63,9 @@ type Engine struct {
 	graphs engineGraphs // named graphs (dataset.go)
 	parsed *sparql.Cache
 	plans  planCache
+	// busy counts the workers running a job (a query's exploration or a
+	// sub-query), for tests that check cancelled work stops.
+	busy atomic.Int64
 	// typeSets caches, per node, bitmaps of shards' class instances
 	// (typeSetKey → *idSet, nil when too sparse), for type checks.
 	typeSets sync.Map
@@ -212,17 +215,24 @@ func (n *node) work() {
 	defer n.eng.wg.Done()
 	for {
 		if f := n.subq.pop(); f != nil {
-			f()
+			n.eng.run(f)
 			continue
 		}
 		select {
 		case <-n.subq.ready:
 		case f := <-n.newq:
-			f()
+			n.eng.run(f)
 		case <-n.eng.ctx.Done():
 			return
 		}
 	}
+}
+
+// run runs a job on a worker, counted as busy.
+func (e *Engine) run(f func()) {
+	e.busy.Add(1)
+	defer e.busy.Add(-1)
+	f()
 }
 
 // dispatch takes the node's messages off the transport.
@@ -373,6 +383,11 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func() ([]*Tabl
 		}
 	}
 	for dst, part := range parts {
+		if err := r.ctx.Err(); err != nil { // encoding a big part takes a while
+			cancelAll()
+			unregister()
+			return nil, err
+		}
 		id := n.forks.Add(1)
 		msg := encodeSubQuery(&subQuery{fork: id, deadline: dl, analyze: r.analyze, start: k, steps: steps, table: part, filters: r.filters.wire()})
 		register(id)
@@ -395,12 +410,16 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func() ([]*Tabl
 			select {
 			case pr := <-ch:
 				got++
-				if pr.err != nil {
+				if pr.err != nil || pr.rep.err != "" {
 					cancelAll()
-					return nil, pr.err
-				}
-				if pr.rep.err != "" {
-					cancelAll()
+					if err := r.ctx.Err(); err != nil {
+						// A child that saw the deadline (or the cancel)
+						// first: the query's own error says it best.
+						return nil, err
+					}
+					if pr.err != nil {
+						return nil, pr.err
+					}
 					return nil, errors.New(pr.rep.err)
 				}
 				if st != nil {
@@ -469,7 +488,11 @@ func (r *task) forkSplit(k int, t *Table, st *StepStats, t0 time.Time) (*Table, 
 	s := &r.steps[k]
 	shards := r.eng.store.Shards()
 	idx := make([][]int32, shards)
+	sc := stopCheck{ctx: r.ctx}
 	for row := 0; row < t.N; row++ {
+		if err := sc.add(1); err != nil {
+			return nil, err
+		}
 		o := r.eng.store.Owner(t.At(s.From.Col, row))
 		idx[o] = append(idx[o], int32(row))
 	}

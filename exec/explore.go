@@ -186,10 +186,16 @@ func (r *task) index(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := t.N * len(list)
+	// A cross product can be far larger than what a deadline lets it
+	// make: size it up to a bound, then grow as it goes.
+	n := min(t.N*len(list), maxPresize)
 	src := make([]int32, 0, n)
 	vals := make([]ID, 0, n)
+	sc := stopCheck{ctx: r.ctx}
 	for row := 0; row < t.N; row++ {
+		if err := sc.add(1 + len(list)); err != nil {
+			return nil, err
+		}
 		for _, x := range list {
 			src = append(src, int32(row))
 			vals = append(vals, x)
@@ -199,6 +205,9 @@ func (r *task) index(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 	out.Cols[s.To.Col] = vals
 	return out, nil
 }
+
+// maxPresize bounds the rows an index step allocates before making them.
+const maxPresize = 1 << 22
 
 // fetch collects the keys a step needs, deduplicated, and reads them per
 // owner shard: locally, or through the fabric in one batch per shard.
@@ -319,7 +328,11 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 	}
 	typeIdx := map[ID][]ID{} // class → instances (rdf:type In lists)
 	h := make([]int32, t.N)
+	sc := stopCheck{ctx: r.ctx}
 	for row := 0; row < t.N; row++ {
+		if err := sc.add(1); err != nil {
+			return nil, err
+		}
 		v := from(row)
 		switch {
 		case s.PredNew:
@@ -401,6 +414,7 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 		}
 		return t.At(s.To.Col, row)
 	}
+	made := 0 // rows made when the context was last counted
 	emit := func(row int, p ID, l []ID) {
 		if s.ToNew {
 			for _, x := range l {
@@ -423,6 +437,10 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 		}
 	}
 	for row := 0; row < t.N; row++ {
+		if err := sc.add(1 + len(src) - made); err != nil {
+			return nil, err
+		}
+		made = len(src)
 		hr := h[row]
 		switch {
 		case s.PredNew:
@@ -475,7 +493,11 @@ func (r *task) typeCheckByIndex(s *planner.Step, t *Table, st *StepStats) (*Tabl
 	col := t.Cols[s.From.Col]
 	owners := make([]int32, t.N)
 	sets := make([]*idSet, shards)
+	sc := stopCheck{ctx: r.ctx}
 	for row := 0; row < t.N; row++ {
+		if err := sc.add(1); err != nil {
+			return nil, true, err
+		}
 		o := r.eng.store.Owner(col[row])
 		owners[row] = int32(o)
 		if sets[o] == nil {

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -194,4 +195,53 @@ func TestNoGoroutineLeak(t *testing.T) {
 		}
 	}
 	waitGoroutines(t, base)
+}
+
+// TestDeadlineStopsSteps times out a cross product far too big to finish
+// (40^5 rows over five index steps) after 100 ms: Run must return
+// context.DeadlineExceeded, and every worker must be idle soon after —
+// the steps look at the context every few thousand rows, and forked
+// children get the deadline and the cancel message. Bounds are generous
+// (seconds): the test checks that the work stops, not how fast.
+func TestDeadlineStopsSteps(t *testing.T) {
+	ex := func(s string) rdf.Term { return rdf.NewIRI("http://example.org/" + s) }
+	var triples []rdf.Triple
+	for i := 0; i < 40; i++ {
+		triples = append(triples, rdf.Triple{S: ex(fmt.Sprintf("i%d", i)), P: rdf.NewIRI(rdf.RDFType), O: ex("C")})
+	}
+	q := readQueryText(t, `PREFIX : <http://example.org/>
+		SELECT * WHERE { ?a a :C . ?b a :C . ?c a :C . ?d a :C . ?e a :C }`)
+	for _, shards := range []int{1, 2} {
+		st := buildGraph(t, triples, shards)
+		e, err := NewGraphEngine(st, Config{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms := []planner.Mode{planner.ModeAuto}
+		if shards > 1 {
+			ms = []planner.Mode{planner.ModeInPlace, planner.ModeForkJoin}
+		}
+		for _, m := range ms {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			t0 := time.Now()
+			_, err := e.Run(ctx, q, Options{Mode: m})
+			took := time.Since(t0)
+			cancel()
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("shards=%d %v: Run returned %v, want %v", shards, m, err, context.DeadlineExceeded)
+			}
+			if took > 5*time.Second {
+				t.Errorf("shards=%d %v: Run returned after %v", shards, m, took)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for e.busy.Load() != 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("shards=%d %v: %d workers still busy 5 s after the deadline", shards, m, e.busy.Load())
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			t.Logf("shards=%d %v: Run returned after %v, workers idle %v later", shards, m, took, time.Since(t0)-took)
+		}
+		e.Close()
+	}
 }

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -56,10 +57,13 @@ type hashIndex struct {
 	wild []int32
 }
 
-func buildIndex(t *Table, cols []int) *hashIndex {
+func buildIndex(sc *stopCheck, t *Table, cols []int) (*hashIndex, error) {
 	h := &hashIndex{rows: make(map[string][]int32, t.N)}
 	var key []byte
 	for r := 0; r < t.N; r++ {
+		if err := sc.add(1); err != nil {
+			return nil, err
+		}
 		var ok bool
 		key, ok = rowKey(key[:0], t, cols, r)
 		if !ok {
@@ -68,7 +72,7 @@ func buildIndex(t *Table, cols []int) *hashIndex {
 		}
 		h.rows[string(key)] = append(h.rows[string(key)], int32(r))
 	}
-	return h
+	return h, nil
 }
 
 // matches calls fn for every row of r (indexed by h on rc) compatible
@@ -138,34 +142,50 @@ func merge(l, r *Table, la, ra []int32) *Table {
 	return out
 }
 
-// hashJoin joins l and r on their shared variables.
-func hashJoin(l, r *Table) *Table {
+// hashJoin joins l and r on their shared variables (ctx: the query's,
+// looked at every few thousand rows).
+func hashJoin(ctx context.Context, l, r *Table) (*Table, error) {
 	lc, rc := sharedCols(l, r)
 	var la, ra []int32
 	if l.N > 0 && r.N > 0 {
-		h := buildIndex(r, rc)
+		sc := stopCheck{ctx: ctx}
+		h, err := buildIndex(&sc, r, rc)
+		if err != nil {
+			return nil, err
+		}
 		var key []byte
 		for a := 0; a < l.N; a++ {
+			made := len(la)
 			key = h.matches(l, r, lc, rc, a, key, func(b int32) {
 				la = append(la, int32(a))
 				ra = append(ra, b)
 			})
+			if err := sc.add(1 + len(la) - made); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return merge(l, r, la, ra)
+	return merge(l, r, la, ra), nil
 }
 
 // minus removes the rows of l compatible with a row of r with which they
 // share a bound variable.
-func minus(l, r *Table) *Table {
+func minus(ctx context.Context, l, r *Table) (*Table, error) {
 	lc, rc := sharedCols(l, r)
 	if len(lc) == 0 || r.N == 0 {
-		return l
+		return l, nil
 	}
-	h := buildIndex(r, rc)
+	sc := stopCheck{ctx: ctx}
+	h, err := buildIndex(&sc, r, rc)
+	if err != nil {
+		return nil, err
+	}
 	var keep []int32
 	var key []byte
 	for a := 0; a < l.N; a++ {
+		if err := sc.add(1); err != nil {
+			return nil, err
+		}
 		removed := false
 		key = h.matches(l, r, lc, rc, a, key, func(b int32) {
 			if removed {
@@ -183,9 +203,9 @@ func minus(l, r *Table) *Table {
 		}
 	}
 	if len(keep) == l.N {
-		return l
+		return l, nil
 	}
-	return l.gather(keep)
+	return l.gather(keep), nil
 }
 
 // antiJoin runs MINUS from the numbered left rows: the right side, seeded
@@ -334,7 +354,11 @@ func (q *queryRun) filter(t *Table, es []sparql.Expr) (*Table, error) {
 		return nil, err
 	}
 	var keep []int32
+	sc := stopCheck{ctx: q.ctx}
 	for r := 0; r < t.N; r++ {
+		if err := sc.add(1); err != nil {
+			return nil, err
+		}
 		b.r, b.key = r, q.rowKeys.Add(1)
 		ok := true
 		for _, p := range progs {
@@ -385,7 +409,11 @@ func (q *queryRun) extend(t *Table, binds []planner.Bind) (*Table, error) {
 			return nil, err
 		}
 		col := out.Cols[cols[i]]
+		sc := stopCheck{ctx: q.ctx}
 		for r := 0; r < t.N; r++ {
+			if err := sc.add(1); err != nil {
+				return nil, err
+			}
 			b.r, b.key = r, keys[r]
 			if v, err := p.Eval(b); err == nil {
 				col[r] = q.intern(v)
@@ -448,7 +476,11 @@ func (q *queryRun) group(t *Table, n *planner.Group) (*Table, error) {
 		newGroup(nil) // one group, also over no rows
 	}
 	var key []byte
+	sc := stopCheck{ctx: q.ctx}
 	for r := 0; r < t.N; r++ {
+		if err := sc.add(1); err != nil {
+			return nil, err
+		}
 		b.r, b.key = r, q.rowKeys.Add(1)
 		var g *group
 		if len(n.Keys) == 0 {
@@ -535,11 +567,15 @@ func (q *queryRun) orderBy(t *Table, keys []planner.OrderKey) (*Table, error) {
 		cache[id] = v
 		return v
 	}
+	sc := stopCheck{ctx: q.ctx}
 	for i, k := range keys {
 		vals[i] = make([]expr.Value, t.N)
 		if k.Expr == nil {
 			if c := t.Col(k.Var); c >= 0 {
 				for r := 0; r < t.N; r++ {
+					if err := sc.add(1); err != nil {
+						return nil, err
+					}
 					vals[i][r] = decode(t.At(c, r))
 				}
 			}
@@ -550,6 +586,9 @@ func (q *queryRun) orderBy(t *Table, keys []planner.OrderKey) (*Table, error) {
 			return nil, err
 		}
 		for r := 0; r < t.N; r++ {
+			if err := sc.add(1); err != nil {
+				return nil, err
+			}
 			b.r, b.key = r, q.rowKeys.Add(1)
 			if v, err := p.EvalValue(b); err == nil {
 				vals[i][r] = v
@@ -560,7 +599,16 @@ func (q *queryRun) orderBy(t *Table, keys []planner.OrderKey) (*Table, error) {
 	for i := range src {
 		src[i] = int32(i)
 	}
+	// Once the context is done, every comparison says "not less": the
+	// sort then ends after cheap comparisons, and the error goes back.
+	var stop error
 	sort.SliceStable(src, func(i, j int) bool {
+		if stop != nil {
+			return false
+		}
+		if stop = sc.add(1); stop != nil {
+			return false
+		}
 		for k := range keys {
 			c := expr.CompareValues(vals[k][src[i]], vals[k][src[j]])
 			if keys[k].Desc {
@@ -572,5 +620,8 @@ func (q *queryRun) orderBy(t *Table, keys []planner.OrderKey) (*Table, error) {
 		}
 		return false
 	})
+	if stop != nil {
+		return nil, stop
+	}
 	return t.gather(src), nil
 }

@@ -73,7 +73,7 @@ func sortStrings(s []string) {
 func TestHashJoinUnbound(t *testing.T) {
 	l := tab("x y", []ID{1, 0}, []ID{2, 5}, []ID{0, 6})
 	r := tab("x z", []ID{1, 10}, []ID{2, 20}, []ID{0, 30})
-	got := rowsOf(hashJoin(l, r), "x y z")
+	got := rowsOf(joinAll(l, r), "x y z")
 	// (1,-) joins (1,10) and (-,30); (2,5) joins (2,20) and (-,30);
 	// (-,6) joins every right row, taking its x.
 	want := "- 6 30|1 - 10|1 - 30|1 6 10|2 5 20|2 5 30|2 6 20"
@@ -81,11 +81,11 @@ func TestHashJoinUnbound(t *testing.T) {
 		t.Errorf("join:\n got %s\nwant %s", got, want)
 	}
 	// No shared variable: the cross product.
-	if n := hashJoin(tab("a", []ID{1}, []ID{2}), tab("b", []ID{3}, []ID{4}, []ID{5})).N; n != 6 {
+	if n := joinAll(tab("a", []ID{1}, []ID{2}), tab("b", []ID{3}, []ID{4}, []ID{5})).N; n != 6 {
 		t.Errorf("cross product of 2 and 3 rows: %d rows", n)
 	}
 	// An empty side gives no rows, but every variable.
-	e := hashJoin(tab("a"), tab("b", []ID{3}))
+	e := joinAll(tab("a"), tab("b", []ID{3}))
 	if e.N != 0 || e.Col("b") < 0 {
 		t.Errorf("join with an empty side: %d rows, vars %v", e.N, e.Vars)
 	}
@@ -114,7 +114,7 @@ func TestMinusSemantics(t *testing.T) {
 		{tab("y", []ID{2}, []ID{6}), "3 -"},                     // by y only
 	}
 	for i, c := range cases {
-		if got := rowsOf(minus(l, c.r), "x y"); got != c.want {
+		if got := rowsOf(minusAll(l, c.r), "x y"); got != c.want {
 			t.Errorf("case %d: MINUS %v %s:\n got %q\nwant %q", i, c.r.Vars, rowsOf(c.r, strings.Join(varStrings(c.r.Vars), " ")), got, c.want)
 		}
 	}
@@ -424,4 +424,21 @@ func TestForkedChildrenFilter(t *testing.T) {
 	if int(st.RowsOut) != res.Len() {
 		t.Errorf("the filtered step gave %d rows over the nodes, %d answers:\n%s", st.RowsOut, res.Len(), Explain(res.Plan, res.Analysis, e.Store()))
 	}
+}
+
+// joinAll and minusAll run hashJoin and minus without a deadline.
+func joinAll(l, r *Table) *Table {
+	t, err := hashJoin(context.Background(), l, r)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func minusAll(l, r *Table) *Table {
+	t, err := minus(context.Background(), l, r)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }

@@ -572,7 +572,11 @@ func (r *pathReader) closure(x *pathExpr, vs []ID, zero bool) ([][]ID, error) {
 			}
 		}
 		active := false
+		sc := stopCheck{ctx: r.ctx}
 		for i, f := range frontier {
+			if err := sc.add(1 + len(f)); err != nil {
+				return nil, err
+			}
 			var next []ID
 			for _, v := range f {
 				for _, w := range step[v] {

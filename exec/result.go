@@ -178,11 +178,15 @@ func project(t *Table, vars []sparql.Var) *Table {
 
 // distinct keeps the first of equal rows (IDs are terms: equal IDs are
 // the same term).
-func distinct(t *Table) *Table {
+func distinct(ctx context.Context, t *Table) (*Table, error) {
 	seen := make(map[string]struct{}, t.N)
 	var src []int32
 	key := make([]byte, 0, 8*len(t.Cols))
+	sc := stopCheck{ctx: ctx}
 	for r := 0; r < t.N; r++ {
+		if err := sc.add(1); err != nil {
+			return nil, err
+		}
 		key = key[:0]
 		for c := range t.Cols {
 			v := t.At(c, r)
@@ -195,9 +199,9 @@ func distinct(t *Table) *Table {
 		src = append(src, int32(r))
 	}
 	if len(src) == t.N {
-		return t
+		return t, nil
 	}
-	return t.gather(src)
+	return t.gather(src), nil
 }
 
 // slice skips offset rows and keeps limit (-1: all).

@@ -299,7 +299,7 @@ func (q *queryRun) eval(n planner.Node) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		return hashJoin(l, r), nil
+		return hashJoin(q.ctx, l, r)
 	case *planner.LeftJoin:
 		return q.leftJoin(n)
 	case *planner.Union:
@@ -327,7 +327,7 @@ func (q *queryRun) eval(n planner.Node) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		return minus(l, r), nil
+		return minus(q.ctx, l, r)
 	case *planner.Filter:
 		t, err := q.eval(n.Input)
 		if err != nil {
@@ -385,7 +385,7 @@ func (q *queryRun) eval(n planner.Node) (*Table, error) {
 			if err != nil {
 				return nil, err
 			}
-			return hashJoin(seed, t), nil
+			return hashJoin(ctx, seed, t)
 		})
 	case *planner.Project:
 		t, err := q.eval(n.Input)
@@ -398,7 +398,7 @@ func (q *queryRun) eval(n planner.Node) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		return distinct(t), nil
+		return distinct(q.ctx, t)
 	case *planner.OrderBy:
 		t, err := q.eval(n.Input)
 		if err != nil {

@@ -297,6 +297,10 @@ func (e *Engine) runExploreFrom(ctx context.Context, ex *planner.Explore, seed *
 		}
 		res.t.Vars = start.Vars
 		return checkCarried(res.t, clashes), t.stats, coord, nil
+	case <-ctx.Done():
+		// The worker stops at its next look at the context (every few
+		// thousand rows, exec/cancel.go); its result is dropped.
+		return nil, nil, coord, ctx.Err()
 	case <-e.ctx.Done():
 		return nil, nil, coord, ErrClosed
 	}
