@@ -30,7 +30,9 @@ import (
 //	SYNTAX_ERROR  → *sparql.SyntaxError at 2:5
 //	SLEEP         → blocks until ctx is done (records the cancellation)
 //	STUCK         → blocks, ignoring ctx, until the test closes unstick
-//	ENDLESS       → an endless SELECT stream that honours ctx
+//	ENDLESS       → an endless SELECT stream that honours ctx (records
+//	                the cancellation when Next sees ctx done or the
+//	                stream is closed after it)
 //
 // The data is an immutable snapshot behind an atomic pointer: PutGraph and
 // PostGraph build a new snapshot and swap it in, so readers see the old
@@ -241,18 +243,27 @@ func (r *sliceRows) Row() []rdf.Term { return r.rows[r.i-1] }
 func (r *sliceRows) Err() error      { return r.err }
 func (r *sliceRows) Close() error    { return nil }
 
+// endlessRows reports its query as cancelled once its context is done and
+// either Next sees it or the server closes the stream: the server also
+// checks the context itself between rows and may stop without another
+// Next.
 type endlessRows struct {
-	ctx context.Context
-	b   *testBackend
-	id  string
-	n   int
-	row [1]rdf.Term
-	err error
+	ctx     context.Context
+	b       *testBackend
+	id      string
+	n       int
+	row     [1]rdf.Term
+	err     error
+	stopped sync.Once
+}
+
+func (r *endlessRows) stop() {
+	r.stopped.Do(func() { r.b.cancelled <- r.id })
 }
 
 func (r *endlessRows) Next() bool {
 	if r.err = r.ctx.Err(); r.err != nil {
-		r.b.cancelled <- r.id
+		r.stop()
 		return false
 	}
 	r.n++
@@ -264,7 +275,12 @@ func (r *endlessRows) Next() bool {
 }
 func (r *endlessRows) Row() []rdf.Term { return r.row[:] }
 func (r *endlessRows) Err() error      { return r.err }
-func (r *endlessRows) Close() error    { return nil }
+func (r *endlessRows) Close() error {
+	if r.ctx.Err() != nil {
+		r.stop()
+	}
+	return nil
+}
 
 type sliceTriples struct {
 	ts []rdf.Triple
