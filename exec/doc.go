@@ -112,10 +112,12 @@
 // options), so a repeated query costs only its execution.
 //
 // Mode choice: the planner's default cost model (planner.DefaultCost) is
-// calibrated on the in-process loopback fabric, where forking never pays
-// (docs/PERFORMANCE.md, Engine): auto then runs in place. Forced modes and
-// ForkThreshold exercise fork-join; a network cost model
-// (planner.NetworkCost, Config.Cost) makes large fan-outs fork.
+// calibrated on the in-process loopback fabric, where forking a step whose
+// rows go out and come back never pays, but forking a large index step
+// does (docs/PERFORMANCE.md, Engine): auto forks LUBM L2's Course index
+// and runs the rest in place. Forced modes and ForkThreshold exercise
+// fork-join; a network cost model (planner.NetworkCost, Config.Cost) makes
+// large fan-outs fork.
 //
 // # Nodes, workers, cancellation
 //

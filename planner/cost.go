@@ -129,9 +129,15 @@ type Cost struct {
 // an in-place step costs about 150 ns per remote key after deduplication
 // and batching, while a fork costs about 120 µs (encoding, two messages,
 // a goroutine hand-off on a busy 2-core machine, decoding) plus about 6 ns
-// per byte each way. With these numbers fork-join never pays in one
-// process, which is what the benchmark measures; NetworkCost adds a real
-// network's latencies, under which large fan-outs fork.
+// per byte each way. With these numbers forking a step whose rows go out
+// and come back never pays in one process, which is what the benchmark
+// measures; forking an index step (only rows come back, and the next steps
+// run on the rows' owners) pays from about 9,500 rows of 2 columns on 4
+// shards (LUBM-40 L2, 43,291 Course rows: forked 15.9 ms CPU, in place
+// 24.3 ms) and from about 85,000 rows of 3 columns (L7's 6,789
+// FullProfessor rows stay in place: forcing every step to fork costs 38.7
+// ms against 24.9). NetworkCost adds a real network's latencies, under
+// which large fan-outs fork.
 func DefaultCost() Cost {
 	return Cost{
 		ReadRoundTrip: 2000, ReadPerKey: 150, ReadPerByte: 0.1,
@@ -182,4 +188,26 @@ func (c Cost) Threshold(shards, cols int, deg float64) float64 {
 		t = 1
 	}
 	return t
+}
+
+// IndexThreshold returns the rows an index step must make for forking it
+// to pay: forked, every node scans its own part of the index (the one
+// seed row goes out, only rows come back), and the next steps start on
+// the rows' owners; in place, the next step reads the adjacency of the
+// remote fraction of the rows:
+//
+//	inplace(r) = r·f·ReadPerKey
+//	fork(r)    = (shards-1)·(2·MsgLatency + ForkFixed - ReadRoundTrip) + r·f·8·cols·MsgPerByte
+func (c Cost) IndexThreshold(shards, cols int) float64 {
+	if shards <= 1 {
+		return math.Inf(1)
+	}
+	n := float64(shards - 1)
+	f := n / float64(shards)
+	perInPlace := f * c.ReadPerKey
+	perFork := f * 8 * float64(cols) * c.MsgPerByte
+	if perInPlace <= perFork {
+		return math.Inf(1)
+	}
+	return math.Max(1, n*(2*c.MsgLatency+c.ForkFixed-c.ReadRoundTrip)/(perInPlace-perFork))
 }

@@ -54,8 +54,11 @@
 //	chooseExecMode    per step: local (the rows are partitioned on the step's
 //	                  source column), in-place or fork-join; forks when the
 //	                  estimated rows reach the threshold Cost.Threshold derives
-//	                  from the fabric's read and message costs (or the
-//	                  override), unless a mode is forced
+//	                  from the fabric's read and message costs (times the
+//	                  nodes that would fork, once rows are spread), or for an
+//	                  index step Cost.IndexThreshold (rows only come back), or
+//	                  the override, unless a mode is forced; type checks
+//	                  (bitmaps in exec, no remote read per row) stay in place
 //
 // Estimates: an expand multiplies the rows by the predicate's average
 // fan-out and by the fraction of the source column's values that have the

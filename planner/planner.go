@@ -529,7 +529,7 @@ func chooseExecMode(st *state) error {
 			case shards == 1:
 				step.Mode = ModeLocal
 			case step.Kind == StepIndex:
-				step.Mode = st.pick(rows*math.Max(1, step.EstRows), shards, len(w.node.Vars), 1, k == 0)
+				step.Mode = st.pickIndex(rows*math.Max(1, step.EstRows), shards, len(w.node.Vars))
 				// Forked, every shard scans its own part of the index: the
 				// rows are then partitioned on the new column. Read in
 				// place, the rows stay with the node running the step.
@@ -551,9 +551,19 @@ func chooseExecMode(st *state) error {
 				}
 			case step.From.Col == part:
 				step.Mode = ModeLocal
+			case st.opts.Mode == ModeAuto && step.Kind == StepCheck && step.Pred.Kind == OpConst &&
+				step.Pred.ID == st.stats.TypeID && step.Dir == Out && step.To.Kind == OpConst:
+				// A type check tests a cached bitmap of the owner shard's
+				// instances (exec): no remote read per row to save.
+				step.Mode = ModeInPlace
 			default:
 				deg := st.stats.avgDegree(constOr0(step.Pred), step.Dir)
-				step.Mode = st.pick(rows, shards, len(w.node.Vars), deg, false)
+				// Rows already forked are on every node, and each forks.
+				nodes := 1
+				if part >= 0 {
+					nodes = shards
+				}
+				step.Mode = st.pick(rows, shards, nodes, len(w.node.Vars), deg)
 				if step.Mode == ModeForkJoin {
 					part = step.From.Col
 				}
@@ -571,17 +581,29 @@ func constOr0(o Operand) ID {
 	return 0
 }
 
-// pick chooses between in place and fork-join for a step over rows rows.
-func (st *state) pick(rows float64, shards, cols int, deg float64, start bool) Mode {
+// pick chooses between in place and fork-join for a step over rows rows
+// held by nodes nodes.
+func (st *state) pick(rows float64, shards, nodes, cols int, deg float64) Mode {
+	t := st.opts.Cost.Threshold(shards, cols, deg) * float64(nodes)
+	return st.choose(rows, t)
+}
+
+// pickIndex chooses for an index step making rows rows.
+func (st *state) pickIndex(rows float64, shards, cols int) Mode {
+	return st.choose(rows, st.opts.Cost.IndexThreshold(shards, cols))
+}
+
+// choose forks from threshold rows on, unless a mode is forced or the
+// threshold overridden.
+func (st *state) choose(rows, threshold float64) Mode {
 	switch st.opts.Mode {
 	case ModeInPlace, ModeForkJoin:
 		return st.opts.Mode
 	}
-	t := st.opts.ForkThreshold
-	if t <= 0 {
-		t = st.opts.Cost.Threshold(shards, cols, deg)
+	if st.opts.ForkThreshold > 0 {
+		threshold = st.opts.ForkThreshold
 	}
-	if rows >= t {
+	if rows >= threshold {
 		return ModeForkJoin
 	}
 	return ModeInPlace

@@ -195,6 +195,18 @@ func TestModes(t *testing.T) {
 	if th := DefaultCost().Threshold(1, 3, 3); !math.IsInf(th, 1) {
 		t.Errorf("threshold for 1 shard: %v, want +Inf", th)
 	}
+	// An index step ships only rows back: in process it forks from some
+	// thousands of rows of few columns (LUBM L2's 43,291 Course rows),
+	// later for wider rows, never on one node.
+	if th := DefaultCost().IndexThreshold(4, 2); math.IsInf(th, 0) || th < 1000 || th > 43291 {
+		t.Errorf("in-process index threshold for 4 shards, 2 columns: %v", th)
+	}
+	if th2, th3 := DefaultCost().IndexThreshold(4, 2), DefaultCost().IndexThreshold(4, 3); th3 <= th2 {
+		t.Errorf("index threshold for 3 columns %v, not above 2 columns' %v", th3, th2)
+	}
+	if th := DefaultCost().IndexThreshold(1, 2); !math.IsInf(th, 1) {
+		t.Errorf("index threshold for 1 shard: %v, want +Inf", th)
+	}
 }
 
 // TestRandomBGPsAreWellFormed checks structural invariants on random BGPs:
