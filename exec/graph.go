@@ -112,7 +112,7 @@ func (g *GraphStore) remoteTable(ctx context.Context, self, shard int) (*rdmakv.
 func (g *GraphStore) Lookup(ctx context.Context, self, shard int, keys []Key, out [][]ID) (ReadCost, error) {
 	if shard == self {
 		v := g.s.Shard(self)
-		buf, ends, err := v.AppendEdgesBatch(ctx, keys, nil, nil)
+		buf, ends, err := v.AppendEdgesBatch(ctx, keys, make([]ID, 0, g.sizeHint(keys)), make([]int, 0, len(keys)))
 		if err != nil {
 			return ReadCost{}, err
 		}
@@ -147,6 +147,32 @@ func (g *GraphStore) Lookup(ctx context.Context, self, shard int, keys []Key, ou
 	}
 	c := m.Snapshot()
 	return ReadCost{Reads: c.Reads, Bytes: c.ReadBytes, RoundTrips: c.RoundTrips}, nil
+}
+
+// sizeHint estimates the entries of the lists of keys from the first key's
+// predicate (the keys of a batch mostly share it): the average fan-out
+// rounded up, times the keys. Sizing the buffer once saves growing it by
+// copies, which cost as much as the lookups (LUBM-40 L7: 138,000 entries
+// in three batches).
+func (g *GraphStore) sizeHint(keys []Key) int {
+	n := len(keys)
+	if n == 0 {
+		return 0
+	}
+	k := keys[0]
+	if k.Vertex() == graphstore.IndexVertex {
+		return n
+	}
+	ps, ok := g.stats.Preds[k.Pred()]
+	div := ps.Subjects
+	if k.Dir() == graphstore.In {
+		div = ps.Objects
+	}
+	if !ok || div == 0 {
+		return n
+	}
+	deg := (ps.Triples + div - 1) / div
+	return int(min(uint64(n)*deg, 1<<24))
 }
 
 // Send implements Transport.
