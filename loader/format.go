@@ -313,23 +313,6 @@ func isPNChars(r rune) bool {
 		(r >= 0x300 && r <= 0x36F) || (r >= 0x203F && r <= 0x2040)
 }
 
-// hasScheme reports whether s starts with an IRI scheme and ':' (an
-// absolute IRI).
-func hasScheme[T string | []byte](s T) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
-		case i > 0 && c == ':':
-			return true
-		default:
-			return false
-		}
-	}
-	return false
-}
-
 // runeCol returns the 1-based character column of byte offset off in line.
 func runeCol(line []byte, off int) int {
 	if off > len(line) {

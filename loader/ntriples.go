@@ -310,7 +310,7 @@ func (p *ntParser) iriRef() ([]byte, bool) {
 		p.pos = start
 		return nil, p.fail("invalid UTF-8 in IRI")
 	}
-	if !hasScheme(v) {
+	if !rdf.HasScheme(v) {
 		p.pos = start
 		return nil, p.fail("relative IRI not allowed here")
 	}
@@ -356,7 +356,7 @@ func (p *ntParser) iriEscaped(start int) ([]byte, bool) {
 		p.pos = start
 		return nil, p.fail("invalid UTF-8 in IRI")
 	}
-	if !hasScheme(v) {
+	if !rdf.HasScheme(v) {
 		p.pos = start
 		return nil, p.fail("relative IRI not allowed here")
 	}

@@ -235,7 +235,7 @@ func (p *rdfxmlParser) scope(n *xnode, base, lang string) (string, string) {
 				if i := strings.IndexByte(b, '#'); i >= 0 {
 					b = b[:i]
 				}
-				base = resolveIRI(base, b)
+				base = rdf.ResolveIRI(base, b)
 			case "lang":
 				lang = a.Value
 			}
@@ -264,7 +264,7 @@ func (p *rdfxmlParser) idIRI(n *xnode, base, id string) rdf.Term {
 	if !isNCName(id) {
 		p.fail(n, "rdf:ID %q is not an XML NCName", id)
 	}
-	iri := resolveIRI(base, "#"+id)
+	iri := rdf.ResolveIRI(base, "#"+id)
 	if p.ids[iri] {
 		p.fail(n, "rdf:ID %q used twice", id)
 	}
@@ -315,13 +315,13 @@ func (p *rdfxmlParser) nodeElement(n *xnode, base, lang string) rdf.Term {
 		case a.Name.Space == "":
 			p.fail(n, "attribute %q has no namespace", a.Name.Local)
 		case isRDF(a.Name, "about"):
-			set(rdf.NewIRI(resolveIRI(base, a.Value)), "rdf:about")
+			set(rdf.NewIRI(rdf.ResolveIRI(base, a.Value)), "rdf:about")
 		case isRDF(a.Name, "ID"):
 			set(p.idIRI(n, base, a.Value), "rdf:ID")
 		case isRDF(a.Name, "nodeID"):
 			set(p.nodeIDBlank(n, a.Value), "rdf:nodeID")
 		case isRDF(a.Name, "type"):
-			typ = resolveIRI(base, a.Value)
+			typ = rdf.ResolveIRI(base, a.Value)
 		case isRDF(a.Name, coreSyntaxTerms...) || isRDF(a.Name, oldTerms...) || isRDF(a.Name, "li", "Description"):
 			p.fail(n, "rdf:%s is not allowed as an attribute here", a.Name.Local)
 		default:
@@ -503,7 +503,7 @@ func (p *rdfxmlParser) propertyElement(n *xnode, subj rdf.Term, base, lang strin
 			}
 		}
 		if hasDatatype {
-			emit(rdf.NewLiteral(sb.String(), resolveIRI(base, datatype)))
+			emit(rdf.NewLiteral(sb.String(), rdf.ResolveIRI(base, datatype)))
 		} else {
 			emit(rdf.NewLangLiteral(sb.String(), lang))
 		}
@@ -525,7 +525,7 @@ func (p *rdfxmlParser) propertyElement(n *xnode, subj rdf.Term, base, lang strin
 		var o rdf.Term
 		switch {
 		case hasResource:
-			o = rdf.NewIRI(resolveIRI(base, resource))
+			o = rdf.NewIRI(rdf.ResolveIRI(base, resource))
 		case hasNodeID:
 			o = p.nodeIDBlank(n, nodeID)
 		default:
@@ -533,7 +533,7 @@ func (p *rdfxmlParser) propertyElement(n *xnode, subj rdf.Term, base, lang strin
 		}
 		for _, a := range props {
 			if isRDF(a.Name, "type") {
-				p.add(o, rdfTypeTerm, rdf.NewIRI(resolveIRI(base, a.Value)))
+				p.add(o, rdfTypeTerm, rdf.NewIRI(rdf.ResolveIRI(base, a.Value)))
 			} else {
 				p.add(o, rdf.NewIRI(elemIRI(a.Name)), rdf.NewLangLiteral(a.Value, lang))
 			}

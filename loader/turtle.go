@@ -251,10 +251,7 @@ func (p *turtleParser) directive(sparqlStyle bool) {
 }
 
 func (p *turtleParser) resolve(iri string) string {
-	if hasScheme(iri) && !strings.Contains(iri, "/.") {
-		return iri
-	}
-	return resolveIRI(p.base, iri)
+	return rdf.ResolveIRI(p.base, iri)
 }
 
 func (p *turtleParser) newBlank() rdf.Term {

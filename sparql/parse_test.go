@@ -124,6 +124,13 @@ func TestResolveIRI(t *testing.T) {
 			t.Errorf("resolve(%q) = %q, want %q", ref, got, want)
 		}
 	}
+	// Unlike rdf.ResolveIRI, an absolute IRI keeps its dot segments and a
+	// relative base leaves the reference as it is.
+	for _, c := range [][3]string{{base, "http://x/./y", "http://x/./y"}, {"a/b", "c", "c"}} {
+		if got := resolveIRI(c[0], c[1]); got != c[2] {
+			t.Errorf("resolveIRI(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
 }
 
 func TestErrors(t *testing.T) {

@@ -1,4 +1,4 @@
-package loader
+package rdf
 
 import "testing"
 
@@ -21,11 +21,25 @@ func TestResolveIRI(t *testing.T) {
 		"g#s/./x": "http://a/b/c/g#s/./x", "g#s/../x": "http://a/b/c/g#s/../x",
 	}
 	for ref, want := range cases {
-		if got := resolveIRI(base, ref); got != want {
+		if got := ResolveIRI(base, ref); got != want {
 			t.Errorf("resolve(%q) = %q, want %q", ref, got, want)
 		}
 	}
-	if got := resolveIRI("http://a", "b"); got != "http://a/b" {
+	if got := ResolveIRI("http://a", "b"); got != "http://a/b" {
 		t.Errorf("empty base path: %q", got)
+	}
+}
+
+// An absolute reference loses its dot segments; an empty base leaves a
+// relative reference as it is.
+func TestResolveIRIAbsoluteAndEmptyBase(t *testing.T) {
+	for _, c := range [][3]string{
+		{"http://a/b", "http://x/./y/../z", "http://x/z"},
+		{"http://a/b", "http://x/y", "http://x/y"},
+		{"", "g/../h", "g/../h"},
+	} {
+		if got := ResolveIRI(c[0], c[1]); got != c[2] {
+			t.Errorf("ResolveIRI(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
 	}
 }

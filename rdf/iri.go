@@ -1,67 +1,30 @@
-package loader
+package rdf
 
 import "strings"
 
-// iriRef is an IRI reference split into its RFC 3986 components.
-type iriRef struct {
-	scheme            string
-	hasAuth           bool
-	auth, path        string
-	hasQuery, hasFrag bool
-	query, frag       string
-}
-
-func splitIRI(s string) iriRef {
-	var r iriRef
-	if hasScheme(s) {
-		i := strings.IndexByte(s, ':')
-		r.scheme, s = s[:i], s[i+1:]
-	}
-	if i := strings.IndexByte(s, '#'); i >= 0 {
-		r.hasFrag, r.frag, s = true, s[i+1:], s[:i]
-	}
-	if i := strings.IndexByte(s, '?'); i >= 0 {
-		r.hasQuery, r.query, s = true, s[i+1:], s[:i]
-	}
-	if strings.HasPrefix(s, "//") {
-		s = s[2:]
-		i := strings.IndexByte(s, '/')
-		if i < 0 {
-			i = len(s)
+// HasScheme reports whether s starts with an RFC 3986 scheme and a colon,
+// that is, whether s is an absolute IRI rather than a relative reference.
+func HasScheme[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case i > 0 && c == ':':
+			return true
+		default:
+			return false
 		}
-		r.hasAuth, r.auth, s = true, s[:i], s[i:]
 	}
-	r.path = s
-	return r
+	return false
 }
 
-func (r *iriRef) String() string {
-	var b strings.Builder
-	if r.scheme != "" {
-		b.WriteString(r.scheme)
-		b.WriteByte(':')
-	}
-	if r.hasAuth {
-		b.WriteString("//")
-		b.WriteString(r.auth)
-	}
-	b.WriteString(r.path)
-	if r.hasQuery {
-		b.WriteByte('?')
-		b.WriteString(r.query)
-	}
-	if r.hasFrag {
-		b.WriteByte('#')
-		b.WriteString(r.frag)
-	}
-	return b.String()
-}
-
-// resolveIRI resolves the reference ref against base (RFC 3986 section
-// 5.2). An absolute ref is returned with its dot segments removed only
-// when it has them; with an empty base a relative ref is returned as is.
-func resolveIRI(base, ref string) string {
-	if hasScheme(ref) {
+// ResolveIRI resolves the reference ref against base (RFC 3986 section
+// 5.2). An absolute ref is returned with its dot segments removed, and
+// unchanged when it has no "/." in it; with an empty base a relative ref is
+// returned as is.
+func ResolveIRI(base, ref string) string {
+	if HasScheme(ref) {
 		if !strings.Contains(ref, "/.") {
 			return ref
 		}
@@ -108,6 +71,61 @@ func resolveIRI(base, ref string) string {
 	}
 	t.hasFrag, t.frag = r.hasFrag, r.frag
 	return t.String()
+}
+
+// iriRef is an IRI reference split into its RFC 3986 components.
+type iriRef struct {
+	scheme            string
+	hasAuth           bool
+	auth, path        string
+	hasQuery, hasFrag bool
+	query, frag       string
+}
+
+func splitIRI(s string) iriRef {
+	var r iriRef
+	if HasScheme(s) {
+		i := strings.IndexByte(s, ':')
+		r.scheme, s = s[:i], s[i+1:]
+	}
+	if i := strings.IndexByte(s, '#'); i >= 0 {
+		r.hasFrag, r.frag, s = true, s[i+1:], s[:i]
+	}
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		r.hasQuery, r.query, s = true, s[i+1:], s[:i]
+	}
+	if strings.HasPrefix(s, "//") {
+		s = s[2:]
+		i := strings.IndexByte(s, '/')
+		if i < 0 {
+			i = len(s)
+		}
+		r.hasAuth, r.auth, s = true, s[:i], s[i:]
+	}
+	r.path = s
+	return r
+}
+
+func (r *iriRef) String() string {
+	var b strings.Builder
+	if r.scheme != "" {
+		b.WriteString(r.scheme)
+		b.WriteByte(':')
+	}
+	if r.hasAuth {
+		b.WriteString("//")
+		b.WriteString(r.auth)
+	}
+	b.WriteString(r.path)
+	if r.hasQuery {
+		b.WriteByte('?')
+		b.WriteString(r.query)
+	}
+	if r.hasFrag {
+		b.WriteByte('#')
+		b.WriteString(r.frag)
+	}
+	return b.String()
 }
 
 // removeDotSegments is RFC 3986 section 5.2.4.
