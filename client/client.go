@@ -263,6 +263,10 @@ func (r *Rows) Next() bool {
 	}
 	row, err := r.r.Next()
 	if err == io.EOF {
+		// Read the rest of the document (the reader stops after the last
+		// row): the trailer arrives after it, and a body read to its end
+		// lets the connection be reused.
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.body, 64<<10))
 		if r.resp.Trailer.Get("Wukong-Truncated") == "true" {
 			r.Truncated = true
 		}

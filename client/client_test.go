@@ -3,9 +3,11 @@ package client
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -88,5 +90,44 @@ func TestOptionsReachTheServer(t *testing.T) {
 	_ = c.Update(ctx, "CLEAR DEFAULT", WithDefaultGraph("http://g/1"))
 	if got[1] != "" || got[3] != "http://g/1" {
 		t.Errorf("update parameters %q: default-graph-uri should become using-graph-uri", got)
+	}
+}
+
+// The rows end where the results reader stops (after the bindings); the
+// rest of the body must still be read so that the trailer is seen and the
+// connection is reused.
+func TestRowsReadToEndOfBody(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/sparql-results+json")
+		w.Header().Set("Trailer", "Wukong-Truncated")
+		w.Write([]byte(`{"head":{"vars":["a"]},"results":{"bindings":[{"a":{"type":"uri","value":"http://x"}}]}}` + strings.Repeat(" ", 10000) + "\n"))
+		w.(http.Flusher).Flush()
+		w.Header().Set("Wukong-Truncated", "true")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c := New(srv.URL + "/sparql")
+	for i := 0; i < 3; i++ {
+		rows, err := c.Select(context.Background(), "SELECT * {}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		if err := rows.Err(); err != nil || n != 1 || !rows.Truncated {
+			t.Fatalf("%d rows, %v, truncated %v", n, err, rows.Truncated)
+		}
+		rows.Close()
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 3 requests", n)
 	}
 }
