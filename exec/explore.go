@@ -329,7 +329,20 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 	typeIdx := map[ID][]ID{} // class → instances (rdf:type In lists)
 	h := make([]int32, t.N)
 	sc := stopCheck{ctx: r.ctx}
-	for row := 0; row < t.N; row++ {
+	// The common case, a constant predicate (not rdf:type backwards) from
+	// a bound column, runs without the per-row closures below.
+	var fromCol []ID
+	if !s.PredNew && s.Pred.Kind == planner.OpConst && s.Pred.ID != 0 &&
+		!(s.Pred.ID == graphstore.TypeID && s.Dir == planner.In) && s.From.Kind == planner.OpVar {
+		fromCol = t.Cols[s.From.Col]
+	}
+	for row := 0; fromCol != nil && row < t.N; row++ {
+		if err := sc.add(1); err != nil {
+			return nil, err
+		}
+		h[row] = f.want(fromCol[row], s.Pred.ID, s.Dir)
+	}
+	for row := 0; fromCol == nil && row < t.N; row++ {
 		if err := sc.add(1); err != nil {
 			return nil, err
 		}
@@ -415,6 +428,44 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 		return t.At(s.To.Col, row)
 	}
 	made := 0 // rows made when the context was last counted
+	if fromCol != nil && predCol < 0 {
+		// The common case without closures: expand, or check against a
+		// bound column.
+		var toCol []ID
+		if !s.ToNew && s.To.Kind == planner.OpVar {
+			toCol = t.Cols[s.To.Col]
+			if toCol == nil {
+				toCol = make([]ID, t.N) // unbound everywhere: no row has the edge
+			}
+		}
+		for row := 0; row < t.N; row++ {
+			if err := sc.add(1 + len(src) - made); err != nil {
+				return nil, err
+			}
+			made = len(src)
+			l := f.list(h[row])
+			switch {
+			case s.ToNew:
+				for _, x := range l {
+					src = append(src, int32(row))
+					newTo = append(newTo, x)
+				}
+			case toCol != nil:
+				if contains(l, toCol[row]) {
+					src = append(src, int32(row))
+				}
+			default:
+				if contains(l, s.To.ID) {
+					src = append(src, int32(row))
+				}
+			}
+		}
+		out := t.gather(src)
+		if s.ToNew {
+			out.Cols[s.To.Col] = newTo
+		}
+		return out, nil
+	}
 	emit := func(row int, p ID, l []ID) {
 		if s.ToNew {
 			for _, x := range l {
