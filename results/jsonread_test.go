@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"testing/iotest"
 
@@ -206,6 +207,29 @@ func TestPlainString8(t *testing.T) {
 			want := plainStringByte[c]
 			if got := plainString8(binary.LittleEndian.Uint64(b[:])); got != want {
 				t.Fatalf("byte %#x at %d: %v, want %v", c, pos, got, want)
+			}
+		}
+	}
+}
+
+func BenchmarkNegotiate(b *testing.B) {
+	const accept = "application/sparql-results+json, application/sparql-results+xml;q=0.9, text/tab-separated-values;q=0.8, text/csv;q=0.5"
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if Negotiate(accept, SolutionFormats) != FormatJSON || Negotiate(accept, GraphFormats) != FormatNone {
+			b.Fatal("bad negotiation")
+		}
+	}
+}
+
+func TestNegotiateCached(t *testing.T) {
+	for _, accept := range []string{"", "*/*", "text/csv", "application/json;q=0.1, text/*", "application/sparql-results+xml;q=0, */*;q=0.5", strings.Repeat("x", 600)} {
+		for _, offers := range [][]Format{SolutionFormats, GraphFormats, BooleanFormats, nil} {
+			want := negotiate(accept, offers)
+			for i := 0; i < 2; i++ {
+				if got := Negotiate(accept, offers); got != want {
+					t.Errorf("Negotiate(%q, %v) = %v, want %v (call %d)", accept, offers, got, want, i)
+				}
 			}
 		}
 	}
