@@ -465,8 +465,7 @@ func (d *Dict) Term(id ID) (rdf.Term, bool) {
 }
 
 // AppendNTriples appends id's term in N-Triples syntax to dst, without
-// allocating for terms that need no escaping. An unknown ID appends nothing
-// and returns ok = false.
+// allocating. An unknown ID appends nothing and returns ok = false.
 func (d *Dict) AppendNTriples(dst []byte, id ID) ([]byte, bool) {
 	idx, ok := d.indexOf(id)
 	if !ok {
@@ -482,13 +481,9 @@ func (d *Dict) AppendNTriples(dst []byte, id ID) ([]byte, bool) {
 		if !ok {
 			return dst, false
 		}
-		if !plainIRI(v) || !plainIRI([]byte(p)) {
-			t, _ := d.Term(id)
-			return rdf.AppendNTriples(dst, t), true
-		}
 		dst = append(dst, '<')
-		dst = append(dst, p...)
-		dst = append(dst, v...)
+		dst = rdf.AppendEscapedIRI(dst, p)
+		dst = rdf.AppendEscapedIRI(dst, v)
 		return append(dst, '>'), true
 	case rdf.KindBlank:
 		dst = append(dst, "_:"...)
@@ -500,19 +495,15 @@ func (d *Dict) AppendNTriples(dst []byte, id ID) ([]byte, bool) {
 	}
 	if code != 0 {
 		a = d.annots[code-1]
-		if !a.lang && !plainIRI([]byte(a.s)) {
-			t, _ := d.Term(id)
-			return rdf.AppendNTriples(dst, t), true
-		}
 	}
 	p, x, ok := affixes(d.prefixes, pfx, sfx)
 	if !ok {
 		return dst, false
 	}
 	dst = append(dst, '"')
-	dst = appendLiteralEscaped(dst, p)
-	dst = appendLiteralEscaped(dst, v)
-	dst = appendLiteralEscaped(dst, x)
+	dst = rdf.AppendEscapedString(dst, p)
+	dst = rdf.AppendEscapedString(dst, v)
+	dst = rdf.AppendEscapedString(dst, x)
 	dst = append(dst, '"')
 	switch {
 	case code == 0:
@@ -521,39 +512,10 @@ func (d *Dict) AppendNTriples(dst []byte, id ID) ([]byte, bool) {
 		dst = append(dst, a.s...)
 	default:
 		dst = append(dst, "^^<"...)
-		dst = append(dst, a.s...)
+		dst = rdf.AppendEscapedIRI(dst, a.s)
 		dst = append(dst, '>')
 	}
 	return dst, true
-}
-
-func appendLiteralEscaped[S string | []byte](dst []byte, v S) []byte {
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return dst
-}
-
-// plainIRI reports whether v needs no escaping inside <>.
-func plainIRI(v []byte) bool {
-	for _, c := range v {
-		switch {
-		case c <= 0x20, c == '<', c == '>', c == '"', c == '{', c == '}', c == '|', c == '^', c == '`', c == '\\':
-			return false
-		}
-	}
-	return true
 }
 
 // validate checks the dictionary's structure (after mapping a snapshot).

@@ -33,6 +33,11 @@ func testTriples(n int, seed uint64) []rdf.Triple {
 		tri(ex("v4"), ex("p3"), rdf.NewIRI("urn:isbn:0451450523")),
 		tri(ex("v4"), ex("p3"), rdf.NewIRI("http://ex.org/ns#")),
 		tri(ex("v4"), ex("p3"), rdf.NewLiteral("", "")),
+		// Escapes in a shared IRI prefix, a datatype and a literal with a
+		// shared head and suffix.
+		tri(ex("v4"), ex("p3"), rdf.NewIRI("http://ex.org/a{b}/Student12")),
+		tri(ex("v4"), ex("p3"), rdf.NewLiteral("7", "http://ex.org/d t")),
+		tri(ex("v4"), ex("p3"), rdf.NewLiteral("Student7@Dep\"t\n3.Univ7.edu", "")),
 	}
 	for len(ts) < n {
 		s := ex("v%d", r.IntN(n/4+1))

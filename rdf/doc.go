@@ -3,7 +3,8 @@
 // result writers and the client decode IDs back into them.
 //
 // In: nothing (a leaf package with no dependencies outside the standard
-// library). Out: Term, Triple, Quad and their N-Triples spelling.
+// library). Out: Term, Triple, Quad and their N-Triples spelling (with the
+// escaping of IRIs and strings), and RFC 3986 IRI resolution (ResolveIRI).
 //
 // Strings live only at the edges: inside the store, planner and executor,
 // terms are integer IDs (see graphstore).

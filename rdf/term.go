@@ -1,10 +1,6 @@
 package rdf
 
-import (
-	"strconv"
-	"strings"
-	"unicode/utf8"
-)
+import "strings"
 
 // Kind says which of the three RDF term kinds a Term is.
 type Kind uint8
@@ -104,7 +100,7 @@ func AppendNTriples(dst []byte, t Term) []byte {
 	switch t.Kind {
 	case KindIRI:
 		dst = append(dst, '<')
-		dst = appendEscapedIRI(dst, t.Value)
+		dst = AppendEscapedIRI(dst, t.Value)
 		return append(dst, '>')
 	case KindBlank:
 		dst = append(dst, "_:"...)
@@ -119,7 +115,7 @@ func AppendNTriples(dst []byte, t Term) []byte {
 		}
 		if t.Datatype != "" {
 			dst = append(dst, "^^<"...)
-			dst = appendEscapedIRI(dst, t.Datatype)
+			dst = AppendEscapedIRI(dst, t.Datatype)
 			return append(dst, '>')
 		}
 	}
@@ -128,7 +124,7 @@ func AppendNTriples(dst []byte, t Term) []byte {
 
 // AppendEscapedString appends s escaped for the inside of an N-Triples
 // string literal ("\"", "\\", "\n", "\r" escaped; other characters as UTF-8).
-func AppendEscapedString(dst []byte, s string) []byte {
+func AppendEscapedString[S string | []byte](dst []byte, s S) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch c {
@@ -147,31 +143,22 @@ func AppendEscapedString(dst []byte, s string) []byte {
 	return dst
 }
 
-func appendEscapedIRI(dst []byte, s string) []byte {
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r <= 0x20 || strings.ContainsRune("<>\"{}|^`\\", r) {
-			if r > 0xFFFF {
-				dst = append(dst, "\\U"...)
-				dst = appendHex(dst, uint64(r), 8)
-			} else {
-				dst = append(dst, "\\u"...)
-				dst = appendHex(dst, uint64(r), 4)
-			}
-		} else {
-			dst = append(dst, s[i:i+n]...)
+// AppendEscapedIRI appends s escaped for the inside of an N-Triples IRI:
+// the bytes N-Triples does not allow there (0x00 to 0x20 and <>"{}|^`\)
+// as \u00XX; all others, and bytes that are not UTF-8, as they are. Runs
+// with nothing to escape are appended whole.
+func AppendEscapedIRI[S string | []byte](dst []byte, s S) []byte {
+	const hex = "0123456789ABCDEF"
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c <= 0x20, c == '<', c == '>', c == '"', c == '{', c == '}', c == '|', c == '^', c == '`', c == '\\':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			start = i + 1
 		}
-		i += n
 	}
-	return dst
-}
-
-func appendHex(dst []byte, v uint64, width int) []byte {
-	h := strconv.FormatUint(v, 16)
-	for i := len(h); i < width; i++ {
-		dst = append(dst, '0')
-	}
-	return append(dst, strings.ToUpper(h)...)
+	return append(dst, s[start:]...)
 }
 
 // Triple is an RDF triple.
