@@ -63,7 +63,7 @@ func (w *csvSolutionWriter) Close() error {
 			return err
 		}
 	}
-	return w.bw.Flush()
+	return w.finish()
 }
 
 func appendCSVField(dst []byte, s string) []byte {
@@ -127,7 +127,7 @@ func (w *tsvSolutionWriter) Close() error {
 			return err
 		}
 	}
-	return w.bw.Flush()
+	return w.finish()
 }
 
 // AppendTerm appends t in N-Triples syntax, with every character that a

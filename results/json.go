@@ -68,7 +68,7 @@ func (w *jsonSolutionWriter) Close() error {
 	if err := w.flushBuf(); err != nil {
 		return err
 	}
-	return w.bw.Flush()
+	return w.finish()
 }
 
 // appendJSONTerm appends the JSON object of an RDF term.

@@ -234,3 +234,21 @@ func TestNegotiateCached(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSmallResponse writes a 10-row JSON response per op, as the
+// server does for the small LUBM queries.
+func BenchmarkSmallResponse(b *testing.B) {
+	b.ReportAllocs()
+	var out bytes.Buffer
+	for i := 0; i < b.N; i++ {
+		out.Reset()
+		w, _ := NewSolutionWriter(FormatJSON, &out)
+		_ = w.WriteHead(testVars)
+		for k := 0; k < 10; k++ {
+			_ = w.WriteRow(testRows[k%len(testRows)])
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/wukongd/wukongd/rdf"
 )
@@ -29,7 +30,14 @@ var ErrFormat = errors.New("results: format cannot carry this result")
 // NewSolutionWriter returns a writer of SELECT results in format f (one of
 // SolutionFormats).
 func NewSolutionWriter(f Format, w io.Writer) (SolutionWriter, error) {
-	base := baseWriter{bw: bufio.NewWriterSize(w, 32<<10)}
+	switch f {
+	case FormatJSON, FormatXML, FormatCSV, FormatTSV:
+	default:
+		return nil, fmt.Errorf("%w: %s is not a solution format", ErrFormat, f)
+	}
+	bw := writerPool.Get().(*bufio.Writer)
+	bw.Reset(w)
+	base := baseWriter{bw: bw}
 	switch f {
 	case FormatJSON:
 		return &jsonSolutionWriter{baseWriter: base}, nil
@@ -80,6 +88,19 @@ type baseWriter struct {
 	closed  bool
 }
 
+// writerPool holds the 32 KiB output buffers of the solution writers: a
+// response of a few rows would otherwise allocate and clear one each.
+var writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 32<<10) }}
+
+// finish flushes the output and gives its buffer back to the pool.
+func (b *baseWriter) finish() error {
+	err := b.bw.Flush()
+	b.bw.Reset(nil)
+	writerPool.Put(b.bw)
+	b.bw = nil
+	return err
+}
+
 func (b *baseWriter) flushBuf() error {
 	_, err := b.bw.Write(b.buf)
 	b.buf = b.buf[:0]
@@ -87,6 +108,9 @@ func (b *baseWriter) flushBuf() error {
 }
 
 func (b *baseWriter) checkRow(row []rdf.Term) error {
+	if b.closed {
+		return errors.New("results: WriteRow after Close")
+	}
 	if !b.started {
 		return errors.New("results: WriteRow before WriteHead")
 	}

@@ -92,7 +92,7 @@ func (w *xmlSolutionWriter) Close() error {
 	if err := w.flushBuf(); err != nil {
 		return err
 	}
-	return w.bw.Flush()
+	return w.finish()
 }
 
 // appendXMLEscaped appends s as XML character data (attr: inside a
