@@ -2,16 +2,12 @@ package graphstore
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/rdmakv"
@@ -95,13 +91,9 @@ func WriteDataset(dir string, ds *Dataset) (err error) {
 		}
 	}
 	dir = filepath.Clean(dir)
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
-	}
-	tmp := fmt.Sprintf("%s.tmp-%d-%x", dir, os.Getpid(), rand.Uint32())
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+	tmp, err := createTempDir(dir)
+	if err != nil {
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -159,61 +151,7 @@ func WriteDataset(dir string, ds *Dataset) (err error) {
 	}); err != nil {
 		return err
 	}
-	if err := syncDir(tmp); err != nil {
-		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
-	}
-	if testHookBeforeRename != nil {
-		if err := testHookBeforeRename(); err != nil {
-			return err
-		}
-	}
-	return publishDir(tmp, dir, parent)
-}
-
-// publishDir moves the complete snapshot at tmp to dir: renamed if dir
-// does not exist, else atomically exchanged with the previous snapshot,
-// which is then removed. It refuses to replace a dir that is not a
-// snapshot. (The same steps as the end of WriteSnapshot.)
-func publishDir(tmp, dir, parent string) error {
-	fi, statErr := os.Stat(dir)
-	if statErr != nil {
-		if err := os.Rename(tmp, dir); err != nil {
-			return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
-		}
-		if err := syncDir(parent); err != nil {
-			return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
-		}
-		return nil
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("cannot write snapshot %s: it exists and is not a directory", dir)
-	}
-	if _, err := os.Stat(filepath.Join(dir, manifestName)); err != nil {
-		if ents, _ := os.ReadDir(dir); len(ents) > 0 {
-			return fmt.Errorf("cannot write snapshot %s: it exists and is not a snapshot (no %s)", dir, manifestName)
-		}
-	}
-	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_EXCHANGE); err != nil {
-		if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EOPNOTSUPP) {
-			return fmt.Errorf("cannot replace snapshot %s: %w", dir, err)
-		}
-		old := fmt.Sprintf("%s.old-%d-%x", dir, os.Getpid(), rand.Uint32())
-		if err := os.Rename(dir, old); err != nil {
-			return fmt.Errorf("cannot replace snapshot %s: %w", dir, err)
-		}
-		if err := os.Rename(tmp, dir); err != nil {
-			os.Rename(old, dir)
-			return fmt.Errorf("cannot replace snapshot %s: %w", dir, err)
-		}
-		tmp = old
-	}
-	if err := syncDir(parent); err != nil {
-		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
-	}
-	if err := os.RemoveAll(tmp); err != nil {
-		return fmt.Errorf("snapshot %s written, but the old one at %s could not be removed: %w", dir, tmp, err)
-	}
-	return nil
+	return publishDir(tmp, dir)
 }
 
 // ReadDatasetManifest reads and checks the manifest of the snapshot at dir,

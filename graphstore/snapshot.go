@@ -82,13 +82,9 @@ func WriteSnapshot(dir string, st *Store) (err error) {
 		}
 	}
 	dir = filepath.Clean(dir)
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
-	}
-	tmp := fmt.Sprintf("%s.tmp-%d-%x", dir, os.Getpid(), rand.Uint32())
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+	tmp, err := createTempDir(dir)
+	if err != nil {
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -123,6 +119,27 @@ func WriteSnapshot(dir string, st *Store) (err error) {
 	}); err != nil {
 		return err
 	}
+	return publishDir(tmp, dir)
+}
+
+// createTempDir creates the temporary sibling directory that a snapshot of
+// dir (clean) is written into, and dir's parent if need be.
+func createTempDir(dir string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d-%x", dir, os.Getpid(), rand.Uint32())
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return "", fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+	}
+	return tmp, nil
+}
+
+// publishDir fsyncs the complete snapshot at tmp (its files are fsynced
+// already) and moves it to dir (clean): renamed if dir does not exist,
+// else atomically exchanged with the previous snapshot, which is then
+// removed. It refuses to replace a dir that is not a snapshot.
+func publishDir(tmp, dir string) error {
 	if err := syncDir(tmp); err != nil {
 		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
 	}
@@ -131,48 +148,50 @@ func WriteSnapshot(dir string, st *Store) (err error) {
 			return err
 		}
 	}
-	if fi, statErr := os.Stat(dir); statErr == nil {
-		// Never replace something that is not a snapshot: a wrong --out
-		// must not delete a user's directory.
-		if !fi.IsDir() {
-			return fmt.Errorf("cannot write snapshot %s: it exists and is not a directory", dir)
-		}
-		if _, err := os.Stat(filepath.Join(dir, manifestName)); err != nil {
-			if ents, _ := os.ReadDir(dir); len(ents) > 0 {
-				return fmt.Errorf("cannot write snapshot %s: it exists and is not a snapshot (no %s)", dir, manifestName)
-			}
-		}
-		// Atomic replacement: exchange the new directory with the old
-		// one, then remove the old one (now at tmp). Where the file system
-		// cannot exchange, move the old one aside first (a crash between
-		// the two renames leaves it at dir+".old-*", complete).
-		if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_EXCHANGE); err != nil {
-			if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EOPNOTSUPP) {
-				return fmt.Errorf("cannot replace snapshot %s: %w", dir, err)
-			}
-			old := fmt.Sprintf("%s.old-%d-%x", dir, os.Getpid(), rand.Uint32())
-			if err := os.Rename(dir, old); err != nil {
-				return fmt.Errorf("cannot replace snapshot %s: %w", dir, err)
-			}
-			if err := os.Rename(tmp, dir); err != nil {
-				os.Rename(old, dir)
-				return fmt.Errorf("cannot replace snapshot %s: %w", dir, err)
-			}
-			tmp = old
+	parent := filepath.Dir(dir)
+	fi, statErr := os.Stat(dir)
+	if statErr != nil {
+		if err := os.Rename(tmp, dir); err != nil {
+			return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
 		}
 		if err := syncDir(parent); err != nil {
 			return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
 		}
-		if err := os.RemoveAll(tmp); err != nil {
-			return fmt.Errorf("snapshot %s written, but the old one at %s could not be removed: %w", dir, tmp, err)
-		}
 		return nil
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+	// Never replace something that is not a snapshot: a wrong --out must
+	// not delete a user's directory.
+	if !fi.IsDir() {
+		return fmt.Errorf("cannot write snapshot %s: it exists and is not a directory", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, manifestName)); err != nil {
+		if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+			return fmt.Errorf("cannot write snapshot %s: it exists and is not a snapshot (no %s)", dir, manifestName)
+		}
+	}
+	// Atomic replacement: exchange the new directory with the old one,
+	// then remove the old one (now at tmp). Where the file system cannot
+	// exchange, move the old one aside first (a crash between the two
+	// renames leaves it at dir+".old-*", complete).
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_EXCHANGE); err != nil {
+		if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EOPNOTSUPP) {
+			return fmt.Errorf("cannot replace snapshot %s: %w", dir, err)
+		}
+		old := fmt.Sprintf("%s.old-%d-%x", dir, os.Getpid(), rand.Uint32())
+		if err := os.Rename(dir, old); err != nil {
+			return fmt.Errorf("cannot replace snapshot %s: %w", dir, err)
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			os.Rename(old, dir)
+			return fmt.Errorf("cannot replace snapshot %s: %w", dir, err)
+		}
+		tmp = old
 	}
 	if err := syncDir(parent); err != nil {
 		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+	}
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("snapshot %s written, but the old one at %s could not be removed: %w", dir, tmp, err)
 	}
 	return nil
 }
