@@ -71,6 +71,7 @@ type Server struct {
 	engine  *gin.Engine
 	metrics *metrics
 	slots   chan struct{}
+	workers *workerPool
 
 	mu      sync.Mutex
 	running map[string]context.CancelCauseFunc
@@ -112,6 +113,7 @@ func New(opts Options) (*Server, error) {
 		backend: opts.Backend,
 		log:     opts.Logger,
 		slots:   make(chan struct{}, opts.MaxConcurrent),
+		workers: newWorkerPool(10 * time.Second),
 		running: map[string]context.CancelCauseFunc{},
 	}
 	m, err := newMetrics(reg, opts.Backend, s)

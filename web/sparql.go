@@ -248,10 +248,10 @@ func (s *Server) callQuery(ctx context.Context, req *QueryRequest) (*Result, err
 		err error
 	}
 	ch := make(chan outcome, 1)
-	go func() {
+	s.workers.run(func() {
 		res, err := s.backend.Query(ctx, req)
 		ch <- outcome{res, err}
-	}()
+	})
 	select {
 	case o := <-ch:
 		return o.res, o.err
