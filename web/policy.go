@@ -11,6 +11,9 @@ import (
 // (SERVICE ?s) as "?s". Keywords inside strings, IRIs, prefixed names and
 // variable names do not count.
 func remoteRefs(text, keyword string) []string {
+	if !mayContainWord(text, keyword) {
+		return nil // most queries: no lexing (BenchmarkRemoteRefs)
+	}
 	toks := lexSPARQL(text)
 	prefixes := map[string]string{}
 	var out []string
@@ -79,6 +82,35 @@ type token struct {
 
 func isNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c >= 0x80
+}
+
+// mayContainWord reports whether text may hold a word that
+// strings.EqualFold matches with the ASCII keyword: whether it holds the
+// keyword's letters ASCII case-insensitively, leaving out its leading and
+// trailing k and s, which also fold with U+212A and U+017F. A keyword with
+// k or s inside always may.
+func mayContainWord(text, keyword string) bool {
+	needle := strings.TrimRight(strings.TrimLeft(keyword, "kKsS"), "kKsS")
+	if needle == "" || strings.ContainsAny(needle, "kKsS") {
+		return true
+	}
+	n := len(needle)
+	for i := 0; i+n <= len(text); i++ {
+		if text[i]|0x20 == needle[0]|0x20 && asciiEqualFold(text[i:i+n], needle) {
+			return true
+		}
+	}
+	return false
+}
+
+func asciiEqualFold(a, b string) bool {
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if x != y && (x|0x20 != y|0x20 || x|0x20 < 'a' || x|0x20 > 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // lexSPARQL splits SPARQL text into the few token kinds remoteRefs needs.

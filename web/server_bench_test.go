@@ -45,3 +45,20 @@ func BenchmarkSelectStream(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRemoteRefs is the SERVICE check of every query, on L5's text.
+func BenchmarkRemoteRefs(b *testing.B) {
+	const text = `PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
+PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>
+
+SELECT ?X WHERE {
+	?X  ub:subOrganizationOf  <http://www.Department0.University0.edu>  .
+	?X  rdf:type  ub:ResearchGroup  .
+}`
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if remoteRefs(text, "SERVICE") != nil {
+			b.Fatal("SERVICE found")
+		}
+	}
+}

@@ -840,3 +840,25 @@ func newHTTPTestServer(t *testing.T, h http.Handler) *httptest.Server {
 	t.Cleanup(ts.Close)
 	return ts
 }
+
+func TestMayContainWord(t *testing.T) {
+	for _, c := range []struct {
+		text, kw string
+		want     bool
+	}{
+		{"SELECT * { SERVICE <a> {} }", "SERVICE", true},
+		{"select * { service <a> {} }", "SERVICE", true},
+		{"select * { ſervice <a> {} }", "SERVICE", true},
+		{"SELECT * { ?s ?p ?o }", "SERVICE", false},
+		{"SELECT * { ?s ?p ?o }", "LOAD", false},
+		{"load <a>", "LOAD", true},
+		{"lo@d", "LOAD", false},
+	} {
+		if got := mayContainWord(c.text, c.kw); got != c.want {
+			t.Errorf("mayContainWord(%q, %q) = %v", c.text, c.kw, got)
+		}
+		if refs := remoteRefs(c.text, c.kw); len(refs) > 0 && !c.want {
+			t.Errorf("%q: refs %v but no word", c.text, refs)
+		}
+	}
+}
