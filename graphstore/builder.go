@@ -49,7 +49,11 @@ func NewBuilder(shards int) (*Builder, error) {
 	}
 	b := &Builder{shards: shards}
 	b.annots.langs, b.annots.dts = map[string]uint32{}, map[string]uint32{}
-	b.typeTN = b.internOne(rdf.NewIRI(rdf.RDFType), rolePredicate)
+	typeTN, err := b.internTerm(rdf.NewIRI(rdf.RDFType), rolePredicate)
+	if err != nil {
+		panic("BUG: interning into an empty stripe failed: " + err.Error())
+	}
+	b.typeTN = typeTN
 	b.scratch.New = func() any { return new(termScratch) }
 	return b, nil
 }
@@ -61,19 +65,11 @@ func (b *Builder) AddTriples(batch []rdf.Triple) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	sc := b.scratch.Get().(*termScratch)
-	defer b.scratch.Put(sc)
-	views := grow(sc.views, 3*len(batch))
-	sc.views = views
-	for i := range batch {
-		t := &batch[i]
-		views[3*i] = termView{value: t.S.Value, datatype: t.S.Datatype, lang: t.S.Lang, kind: t.S.Kind}
-		views[3*i+1] = termView{value: t.P.Value, datatype: t.P.Datatype, lang: t.P.Lang, kind: t.P.Kind}
-		views[3*i+2] = termView{value: t.O.Value, datatype: t.O.Datatype, lang: t.O.Lang, kind: t.O.Kind}
+	tns, err := b.internTriples(len(batch), func(views []termView) { viewTriples(views, batch) })
+	if err != nil {
+		return fmt.Errorf("cannot add triples: %w", err)
 	}
-	err := b.add(views, sc)
-	clear(views) // drop the references to the batch's strings
-	return err
+	return b.addChunk(tns)
 }
 
 // RawTerm is a term given as bytes, for a parser that does not want to
@@ -98,19 +94,49 @@ func (b *Builder) AddRawTriples(batch []RawTriple) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	tns, err := b.internTriples(len(batch), func(views []termView) { viewRawTriples(views, batch) })
+	if err != nil {
+		return fmt.Errorf("cannot add triples: %w", err)
+	}
+	return b.addChunk(tns)
+}
+
+// internTriples interns the terms of n triples, which view writes into
+// views (s, p, o of each triple in turn), and returns their term numbers
+// (a slice of its own). The views are cleared before it returns: no
+// reference to the caller's strings or bytes is kept.
+func (b *Builder) internTriples(n int, view func(views []termView)) ([]uint32, error) {
 	sc := b.scratch.Get().(*termScratch)
 	defer b.scratch.Put(sc)
-	views := grow(sc.views, 3*len(batch))
+	views := grow(sc.views, 3*n)
 	sc.views = views
+	view(views)
+	tns, err := b.internBatch(views, sc)
+	clear(views)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(tns), nil
+}
+
+// viewTriples writes the views of batch's terms into views.
+func viewTriples(views []termView, batch []rdf.Triple) {
 	for i := range batch {
 		t := &batch[i]
-		views[3*i] = rawView(&t.S)
-		views[3*i+1] = rawView(&t.P)
-		views[3*i+2] = rawView(&t.O)
+		views[3*i], views[3*i+1], views[3*i+2] = termViewOf(&t.S), termViewOf(&t.P), termViewOf(&t.O)
 	}
-	err := b.add(views, sc)
-	clear(views) // drop the views of the caller's bytes
-	return err
+}
+
+// viewRawTriples writes the views of batch's terms into views.
+func viewRawTriples(views []termView, batch []RawTriple) {
+	for i := range batch {
+		t := &batch[i]
+		views[3*i], views[3*i+1], views[3*i+2] = rawView(&t.S), rawView(&t.P), rawView(&t.O)
+	}
+}
+
+func termViewOf(t *rdf.Term) termView {
+	return termView{value: t.Value, datatype: t.Datatype, lang: t.Lang, kind: t.Kind}
 }
 
 // rawView views a RawTerm's bytes as strings without copying. The views
@@ -134,12 +160,8 @@ func bytesView(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-func (b *Builder) add(views []termView, sc *termScratch) error {
-	tns, err := b.internBatch(views, sc)
-	if err != nil {
-		return fmt.Errorf("cannot add triples: %w", err)
-	}
-	chunk := slices.Clone(tns)
+// addChunk adds the term numbers of interned triples (3 a triple).
+func (b *Builder) addChunk(chunk []uint32) error {
 	b.mu.Lock()
 	if b.built {
 		b.mu.Unlock()
@@ -147,7 +169,7 @@ func (b *Builder) add(views []termView, sc *termScratch) error {
 	}
 	b.chunks = append(b.chunks, chunk)
 	b.mu.Unlock()
-	b.read.Add(uint64(len(views) / 3))
+	b.read.Add(uint64(len(chunk) / 3))
 	return nil
 }
 

@@ -77,7 +77,7 @@ func (db *DatasetBuilder) graph(name rdf.Term) (*graphChunks, error) {
 	if err := checkGraphName(name); err != nil {
 		return nil, err
 	}
-	tn, err := internTerm(db.b, name, 0)
+	tn, err := db.b.internTerm(name, 0)
 	if err != nil {
 		return nil, fmt.Errorf("cannot intern graph name %v: %w", name, err)
 	}
@@ -103,28 +103,6 @@ func (db *DatasetBuilder) AddGraph(name rdf.Term) error {
 	return err
 }
 
-// internTerm interns one term with a role into b's stripes.
-func internTerm(b *Builder, t rdf.Term, role byte) (uint32, error) {
-	var code uint32
-	switch t.Kind {
-	case rdf.KindIRI, rdf.KindBlank:
-	case rdf.KindLiteral:
-		code = b.annots.code(t.Datatype, t.Lang)
-	default:
-		return 0, fmt.Errorf("not an RDF term")
-	}
-	h := hashTerm(byte(t.Kind), code, t.Value)
-	s := h >> (64 - stripeBits)
-	st := &b.stripes[s]
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	local, err := st.intern(h, byte(t.Kind), code, t.Value, role)
-	if err != nil {
-		return 0, err
-	}
-	return local<<stripeBits | uint32(s), nil
-}
-
 // AddTriples interns a batch of triples of graph name (the zero Term for
 // the default graph; else an IRI or a blank node) and adds them. The batch
 // is not retained. It is safe for concurrent use.
@@ -141,22 +119,11 @@ func (db *DatasetBuilder) AddTriples(name rdf.Term, batch []rdf.Triple) error {
 	if err != nil {
 		return fmt.Errorf("cannot add triples: %w", err)
 	}
-	sc := db.b.scratch.Get().(*termScratch)
-	defer db.b.scratch.Put(sc)
-	views := grow(sc.views, 3*len(batch))
-	sc.views = views
-	for i := range batch {
-		t := &batch[i]
-		views[3*i] = termView{value: t.S.Value, datatype: t.S.Datatype, lang: t.S.Lang, kind: t.S.Kind}
-		views[3*i+1] = termView{value: t.P.Value, datatype: t.P.Datatype, lang: t.P.Lang, kind: t.P.Kind}
-		views[3*i+2] = termView{value: t.O.Value, datatype: t.O.Datatype, lang: t.O.Lang, kind: t.O.Kind}
-	}
-	tns, err := db.b.internBatch(views, sc)
-	clear(views) // drop the references to the batch's strings
+	tns, err := db.b.internTriples(len(batch), func(views []termView) { viewTriples(views, batch) })
 	if err != nil {
 		return fmt.Errorf("cannot add triples: %w", err)
 	}
-	g.add(slices.Clone(tns), len(batch))
+	g.add(tns, len(batch))
 	return nil
 }
 
@@ -176,22 +143,11 @@ func (db *DatasetBuilder) AddRawTriples(name rdf.Term, batch []RawTriple) error 
 	if err != nil {
 		return fmt.Errorf("cannot add triples: %w", err)
 	}
-	sc := db.b.scratch.Get().(*termScratch)
-	defer db.b.scratch.Put(sc)
-	views := grow(sc.views, 3*len(batch))
-	sc.views = views
-	for i := range batch {
-		t := &batch[i]
-		views[3*i] = rawView(&t.S)
-		views[3*i+1] = rawView(&t.P)
-		views[3*i+2] = rawView(&t.O)
-	}
-	tns, err := db.b.internBatch(views, sc)
-	clear(views) // drop the views of the caller's bytes
+	tns, err := db.b.internTriples(len(batch), func(views []termView) { viewRawTriples(views, batch) })
 	if err != nil {
 		return fmt.Errorf("cannot add triples: %w", err)
 	}
-	g.add(slices.Clone(tns), len(batch))
+	g.add(tns, len(batch))
 	return nil
 }
 
@@ -207,18 +163,12 @@ func (db *DatasetBuilder) AddQuads(batch []rdf.Quad) error {
 	if db.built {
 		return fmt.Errorf("cannot add quads: the dataset was already built")
 	}
-	sc := db.b.scratch.Get().(*termScratch)
-	defer db.b.scratch.Put(sc)
-	views := grow(sc.views, 3*len(batch))
-	sc.views = views
-	for i := range batch {
-		q := &batch[i]
-		views[3*i] = termView{value: q.S.Value, datatype: q.S.Datatype, lang: q.S.Lang, kind: q.S.Kind}
-		views[3*i+1] = termView{value: q.P.Value, datatype: q.P.Datatype, lang: q.P.Lang, kind: q.P.Kind}
-		views[3*i+2] = termView{value: q.O.Value, datatype: q.O.Datatype, lang: q.O.Lang, kind: q.O.Kind}
-	}
-	tns, err := db.b.internBatch(views, sc)
-	clear(views)
+	tns, err := db.b.internTriples(len(batch), func(views []termView) {
+		for i := range batch {
+			q := &batch[i]
+			views[3*i], views[3*i+1], views[3*i+2] = termViewOf(&q.S), termViewOf(&q.P), termViewOf(&q.O)
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("cannot add quads: %w", err)
 	}
@@ -231,7 +181,11 @@ func (db *DatasetBuilder) AddQuads(batch []rdf.Quad) error {
 		if err != nil {
 			return fmt.Errorf("cannot add quads: %w", err)
 		}
-		g.add(slices.Clone(tns[3*i:3*j]), j-i)
+		chunk := tns[3*i : 3*j]
+		if j-i < len(batch) {
+			chunk = slices.Clone(chunk) // Build frees each graph's chunks on their own
+		}
+		g.add(chunk, j-i)
 		i = j
 	}
 	return nil

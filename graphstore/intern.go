@@ -341,11 +341,16 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// internOne interns a single term (used for rdf:type at start).
-func (b *Builder) internOne(t rdf.Term, role byte) uint32 {
+// internTerm interns one term with a role into b's stripes (one at a
+// time: for rdf:type and graph names).
+func (b *Builder) internTerm(t rdf.Term, role byte) (uint32, error) {
 	var code uint32
-	if t.Kind == rdf.KindLiteral {
+	switch t.Kind {
+	case rdf.KindIRI, rdf.KindBlank:
+	case rdf.KindLiteral:
 		code = b.annots.code(t.Datatype, t.Lang)
+	default:
+		return 0, fmt.Errorf("not an RDF term")
 	}
 	h := hashTerm(byte(t.Kind), code, t.Value)
 	s := h >> (64 - stripeBits)
@@ -354,9 +359,9 @@ func (b *Builder) internOne(t rdf.Term, role byte) uint32 {
 	defer st.mu.Unlock()
 	local, err := st.intern(h, byte(t.Kind), code, t.Value, role)
 	if err != nil {
-		panic("BUG: interning into an empty stripe failed: " + err.Error())
+		return 0, err
 	}
-	return local<<stripeBits | uint32(s)
+	return local<<stripeBits | uint32(s), nil
 }
 
 // buildDict renumbers the stripes' terms into final IDs and lays out the
