@@ -313,6 +313,9 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 	if out, ok, err := r.typeCheckByIndex(s, t, st); ok {
 		return out, err
 	}
+	if out, ok, err := r.checkFromTo(s, t, st); ok {
+		return out, err
+	}
 	f := newFetch(r, t.N)
 	from := func(row int) ID {
 		if s.From.Kind == planner.OpConst {
@@ -632,4 +635,73 @@ func (r *task) typeSet(sh int, c ID, st *StepStats) (*idSet, error) {
 	}
 	v, _ := r.eng.typeSets.LoadOrStore(k, set)
 	return v.(*idSet), nil
+}
+
+// checkFromTo runs a known→known check (?a p ?b, both bound) from the To
+// side when that reads less. A lookup (a cache miss or two in the table)
+// costs about as much as decoding 64 list entries; the From side needs one
+// lookup per distinct value (estimated), the To side at most one per run
+// of equal values (an expansion repeats its source value). Looking up To,
+// a row is kept when its From value is in (To, p, reverse Dir); rows of
+// one run usually hold ascending From values, so the search gallops on
+// from the previous row's position (a semi-join of the run's values with
+// the list). It reports false when the From side is cheaper.
+func (r *task) checkFromTo(s *planner.Step, t *Table, st *StepStats) (*Table, bool, error) {
+	if s.Kind != planner.StepCheck || s.PredNew || s.Pred.Kind != planner.OpConst || s.From.Kind != planner.OpVar ||
+		s.To.Kind != planner.OpVar || t.N < 1024 {
+		return nil, false, nil
+	}
+	p := s.Pred.ID
+	if p == graphstore.TypeID || p == 0 || p > graphstore.MaxPredicate {
+		return nil, false, nil // (class, rdf:type, In) is the type index, not a list
+	}
+	from, to := t.Cols[s.From.Col], t.Cols[s.To.Col]
+	if from == nil || to == nil {
+		return nil, false, nil
+	}
+	ps, ok := r.eng.stats.Preds[p]
+	if !ok || ps.Subjects == 0 || ps.Objects == 0 {
+		return nil, false, nil
+	}
+	degFrom := float64(ps.Triples) / float64(ps.Subjects)
+	degTo := float64(ps.Triples) / float64(ps.Objects)
+	if s.Dir == planner.In {
+		degFrom, degTo = degTo, degFrom
+	}
+	if 1.25*float64(runs(to))*(64+degTo) > distinctEstimate(from)*(64+degFrom) {
+		return nil, false, nil
+	}
+	f := newFetch(r, t.N)
+	h := make([]int32, t.N)
+	sc := stopCheck{ctx: r.ctx}
+	for row, v := range to {
+		if err := sc.add(1); err != nil {
+			return nil, true, err
+		}
+		h[row] = f.want(v, p, 1-s.Dir)
+	}
+	if err := f.run(st); err != nil {
+		return nil, true, err
+	}
+	src := make([]int32, 0, t.N)
+	prevH, pos, prev := int32(-1), 0, ID(0)
+	for row, x := range from {
+		if err := sc.add(1); err != nil {
+			return nil, true, err
+		}
+		hr := h[row]
+		if hr < 0 {
+			continue
+		}
+		l := f.lists[hr]
+		if hr != prevH || x < prev {
+			pos = 0
+		}
+		pos = gallop(l, pos, x)
+		prevH, prev = hr, x
+		if pos < len(l) && l[pos] == x {
+			src = append(src, int32(row))
+		}
+	}
+	return t.gather(src), true, nil
 }

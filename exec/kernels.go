@@ -1,6 +1,10 @@
 package exec
 
-import "sort"
+import (
+	"math"
+	"math/bits"
+	"sort"
+)
 
 // Sorted-ID kernels. Adjacency lists are sorted ascending without
 // duplicates; the kernels pick their strategy by size.
@@ -160,3 +164,44 @@ func (s *keySet) put(k Key, h int32) {
 	s.keys[i], s.vals[i] = k, h
 	s.n++
 }
+
+// runs returns the number of runs of equal values in col.
+func runs(col []ID) int {
+	n := 0
+	for i, v := range col {
+		if i == 0 || v != col[i-1] {
+			n++
+		}
+	}
+	return n
+}
+
+// distinctEstimate estimates the distinct values of col by linear
+// counting: hash each value to one of m = 2^17 bits; with z bits left
+// zero, about -m·ln(z/m) values were distinct. One pass and 16 KiB,
+// within a few percent up to some 300,000 distinct values, never above
+// len(col).
+func distinctEstimate(col []ID) float64 {
+	const m = 1 << 17
+	set := make([]uint64, m/64)
+	for _, v := range col {
+		h := uint64(v) // murmur3's finalizer: every bit of v moves the top bits
+		h ^= h >> 33
+		h *= 0xff51afd7ed558ccd
+		h ^= h >> 33
+		h *= 0xc4ceb9fe1a85ec53
+		h ^= h >> 33
+		h >>= 64 - 17
+		set[h>>6] |= 1 << (h & 63)
+	}
+	zeros := 0
+	for _, w := range set {
+		zeros += 64 - popcount(w)
+	}
+	if zeros == 0 {
+		return float64(len(col))
+	}
+	return math.Min(float64(len(col)), -m*math.Log(float64(zeros)/m))
+}
+
+func popcount(x uint64) int { return bits.OnesCount64(x) }
