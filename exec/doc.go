@@ -99,11 +99,17 @@
 //     to every node, each scanning its own part of the index.
 //
 // A query whose first step starts from a constant runs on the constant's
-// owner; other queries on the nodes in turn. An index step runs on one
-// worker per node (it is not split over a node's workers).
+// owner; other queries on the nodes in turn. A step runs on one worker
+// per node: splitting large in-place steps over a node's workers was
+// measured without gain on the shared 2-core dev machine (no idle core to
+// run the second part; docs/PERFORMANCE.md, Engine).
 //
 // Kernels and caches: the keys of a step are deduplicated (runs first,
-// then a map) and read per owner shard in one batch; a type check
+// then an open-addressing key set, kernels.go) and read per owner shard in
+// one batch; a known→known check looks up the To side instead when its
+// runs of values cost less than the From side's distinct values (a
+// linear-counting estimate), galloping through each To list with the
+// run's ascending From values (a semi-join); a type check
 // (?x rdf:type C on a bound ?x) over 64 rows or more tests a bitmap of the
 // owner shard's instances of C, built from the shard's type index on first
 // use and cached per node (the store is immutable, so it never goes
