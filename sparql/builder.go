@@ -212,10 +212,7 @@ func (b *builder) blank(label string, p Pos, written bool) TermOrVar {
 func (b *builder) varOrTerm(ctx parser.IVarOrTermContext) TermOrVar {
 	c := ctx.(*parser.VarOrTermContext)
 	if v := c.Var_(); v != nil {
-		if b.noVars != "" {
-			failf(pos(v), "variables are not allowed in %s", b.noVars)
-		}
-		return NewVarRef(variable(v))
+		return b.varRef(v)
 	}
 	g := c.GraphTerm().(*parser.GraphTermContext)
 	switch {
@@ -241,12 +238,18 @@ func (b *builder) varOrTerm(ctx parser.IVarOrTermContext) TermOrVar {
 func (b *builder) varOrIri(ctx parser.IVarOrIriContext) TermOrVar {
 	c := ctx.(*parser.VarOrIriContext)
 	if v := c.Var_(); v != nil {
-		if b.noVars != "" {
-			failf(pos(v), "variables are not allowed in %s", b.noVars)
-		}
-		return NewVarRef(variable(v))
+		return b.varRef(v)
 	}
 	return NewTermRef(rdf.NewIRI(b.iri(c.Iri())))
+}
+
+// varRef is a variable in a subject, predicate, object or graph position;
+// an error where variables are not allowed (b.noVars).
+func (b *builder) varRef(v parser.IVarContext) TermOrVar {
+	if b.noVars != "" {
+		failf(pos(v), "variables are not allowed in %s", b.noVars)
+	}
+	return NewVarRef(variable(v))
 }
 
 // ---------------------------------------------------------------------------

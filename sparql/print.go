@@ -280,9 +280,7 @@ func (p *printer) bracketed(e Expr) {
 	case *BinaryExpr, *UnaryExpr, *InExpr:
 		p.expr(e) // already parenthesised
 	default:
-		p.w("(")
-		p.expr(e)
-		p.w(")")
+		p.bracketedAlways(e)
 	}
 }
 
@@ -432,13 +430,7 @@ func (p *printer) block(pat Pattern) {
 	switch x := pat.(type) {
 	case *BGP:
 		for _, t := range x.Triples {
-			p.nl()
-			p.tv(t.S)
-			p.w(" ")
-			p.tv(t.P)
-			p.w(" ")
-			p.tv(t.O)
-			p.w(" .")
+			p.triple(t.S, t.P, t.O)
 		}
 	case *PathPattern:
 		p.nl()
@@ -452,6 +444,17 @@ func (p *printer) block(pat Pattern) {
 		p.block(x.Left)
 		p.block(x.Right)
 	}
+}
+
+// triple writes "s p o ." on a new line.
+func (p *printer) triple(s, pr, o TermOrVar) {
+	p.nl()
+	p.tv(s)
+	p.w(" ")
+	p.tv(pr)
+	p.w(" ")
+	p.tv(o)
+	p.w(" .")
 }
 
 func (p *printer) values(v *Values) {
@@ -742,13 +745,7 @@ func (p *printer) template(ts []TriplePattern) {
 	p.w("{")
 	p.indent++
 	for _, t := range ts {
-		p.nl()
-		p.tv(t.S)
-		p.w(" ")
-		p.tv(t.P)
-		p.w(" ")
-		p.tv(t.O)
-		p.w(" .")
+		p.triple(t.S, t.P, t.O)
 	}
 	p.indent--
 	p.nl()
@@ -765,27 +762,18 @@ func (p *printer) query(q *Query) {
 		}
 		p.selectClause(&m)
 		p.dataset(q.Dataset, "FROM")
-		p.nl()
-		p.w("WHERE ")
-		p.group(m.where)
-		p.tail(&m)
+		p.where(&m)
 	case FormConstruct:
 		m := peel(q.Pattern, false, false)
 		p.w("CONSTRUCT ")
 		p.template(q.Template)
 		p.dataset(q.Dataset, "FROM")
-		p.nl()
-		p.w("WHERE ")
-		p.group(m.where)
-		p.tail(&m)
+		p.where(&m)
 	case FormAsk:
 		m := peel(q.Pattern, false, false)
 		p.w("ASK")
 		p.dataset(q.Dataset, "FROM")
-		p.nl()
-		p.w("WHERE ")
-		p.group(m.where)
-		p.tail(&m)
+		p.where(&m)
 	case FormDescribe:
 		p.w("DESCRIBE")
 		if q.Star {
@@ -799,12 +787,17 @@ func (p *printer) query(q *Query) {
 		p.dataset(q.Dataset, "FROM")
 		if q.Pattern != nil {
 			m := peel(q.Pattern, false, false)
-			p.nl()
-			p.w("WHERE ")
-			p.group(m.where)
-			p.tail(&m)
+			p.where(&m)
 		}
 	}
+}
+
+// where writes the WHERE clause of a query and its solution modifiers.
+func (p *printer) where(m *modifiers) {
+	p.nl()
+	p.w("WHERE ")
+	p.group(m.where)
+	p.tail(m)
 }
 
 func (p *printer) quads(qs []QuadPattern) {
@@ -828,13 +821,7 @@ func (p *printer) quads(qs []QuadPattern) {
 			p.indent++
 			open = true
 		}
-		p.nl()
-		p.tv(q.S)
-		p.w(" ")
-		p.tv(q.P)
-		p.w(" ")
-		p.tv(q.O)
-		p.w(" .")
+		p.triple(q.S, q.P, q.O)
 	}
 	if open {
 		p.indent--
