@@ -189,3 +189,33 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkLUBM40Rows decodes every row of L1, L2 and L7 (1 shard) with
+// Result.Row, as the service does for its result writers.
+func BenchmarkLUBM40Rows(b *testing.B) {
+	st := lubm40Store(b, 1)
+	e, err := NewGraphEngine(st, Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	for _, i := range []int{1, 2, 7} {
+		text, err := os.ReadFile(filepath.Join(lubmDir, "queries", "wukong", fmt.Sprintf("q%d.rq", i)))
+		if err != nil {
+			b.Skipf("queries not available: %v", err)
+		}
+		res, err := e.Query(context.Background(), string(text), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("L%d", i), func(b *testing.B) {
+			b.ReportAllocs()
+			var row []rdf.Term
+			for n := 0; n < b.N; n++ {
+				for r := 0; r < res.Len(); r++ {
+					row = res.Row(r, row)
+				}
+			}
+		})
+	}
+}
