@@ -12,15 +12,15 @@ import (
 	"github.com/wukongd/wukongd/client"
 )
 
-// BenchmarkHTTPSmallQueries measures the whole request path of the small
-// LUBM queries on LUBM-1: client (form POST, JSON decoding of every row),
+// BenchmarkHTTPQueries measures the whole request path of LUBM queries on
+// LUBM-1 (L4-L6 small, L2 and L7 a few thousand rows): client (form POST, JSON decoding of every row),
 // web server and service, over loopback HTTP in one process. dials counts
 // the TCP connections the client opened (1 when keep-alive works).
-func BenchmarkHTTPSmallQueries(b *testing.B) {
+func BenchmarkHTTPQueries(b *testing.B) {
 	st := lubm1Store(b, 4)
 	s := newService(b, st, Options{Shards: 4})
 	_, hs := serve(b, s, nil)
-	for _, name := range []string{"q4", "q5", "q6"} {
+	for _, name := range []string{"q2", "q4", "q5", "q6", "q7"} {
 		text, err := os.ReadFile(filepath.Join(lubmDir, "queries", "wukong", name+".rq"))
 		if err != nil {
 			b.Skip(err)

@@ -6,7 +6,7 @@ import "time"
 // after their work: Backend.Query runs on one so that the stack the engine
 // grew is reused by the next query instead of being grown (copied) again
 // in every new goroutine — about 6 % of the CPU of a small query over
-// HTTP (BenchmarkHTTPSmallQueries in service/).
+// HTTP (BenchmarkHTTPQueries in service/).
 type workerPool struct {
 	jobs chan func()
 	idle time.Duration
