@@ -3,7 +3,6 @@ package graphstore
 import (
 	"encoding/json"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path"
@@ -157,9 +156,7 @@ func WriteDataset(dir string, ds *Dataset) (err error) {
 // ReadDatasetManifest reads and checks the manifest of the snapshot at dir,
 // a dataset snapshot or a single-graph one (no Graphs then).
 func ReadDatasetManifest(dir string) (*DatasetManifest, error) {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("cannot open snapshot %s: %w: %s", dir, ErrBadSnapshot, fmt.Sprintf(format, a...))
-	}
+	bad := func(format string, a ...any) error { return badSnapshot(dir, format, a...) }
 	b, err := os.ReadFile(filepath.Join(dir, manifestName))
 	if err != nil {
 		return nil, fmt.Errorf("cannot open snapshot %s: %w: %w", dir, ErrBadSnapshot, err)
@@ -211,9 +208,7 @@ func OpenDataset(dir string, opts OpenOptions) (ds *Dataset, err error) {
 	if err != nil {
 		return nil, err
 	}
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("cannot open snapshot %s: %w: %s", dir, ErrBadSnapshot, fmt.Sprintf(format, a...))
-	}
+	bad := func(format string, a ...any) error { return badSnapshot(dir, format, a...) }
 	if opts.Fabric != nil && len(m.Graphs) > 0 {
 		return nil, fmt.Errorf("cannot open snapshot %s: a dataset with named graphs cannot be opened over a given fabric yet", dir)
 	}
@@ -238,24 +233,11 @@ func OpenDataset(dir string, opts OpenOptions) (ds *Dataset, err error) {
 		}
 	}()
 	open := func(name string) (*rdmakv.Region, error) {
-		fi, ok := files[name]
-		if !ok {
-			return nil, bad("%s is not in the manifest", name)
+		r, err := openSnapshotFile(dir, name, files, opts.SkipChecksums)
+		if err == nil {
+			mapped = append(mapped, r)
 		}
-		r, err := rdmakv.MapFile(filepath.Join(dir, filepath.FromSlash(name)))
-		if err != nil {
-			return nil, bad("%v", err)
-		}
-		mapped = append(mapped, r)
-		if int64(r.Len()) != fi.Size {
-			return nil, bad("%s has %d bytes, the manifest says %d", name, r.Len(), fi.Size)
-		}
-		if !opts.SkipChecksums {
-			if c := crc32.Checksum(r.Bytes(), castagnoli); c != fi.CRC32C {
-				return nil, bad("%s: checksum %08x, the manifest says %08x", name, c, fi.CRC32C)
-			}
-		}
-		return r, nil
+		return r, err
 	}
 	dr, err := open(dictName)
 	if err != nil {

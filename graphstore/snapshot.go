@@ -382,6 +382,36 @@ type OpenOptions struct {
 	SkipChecksums bool
 }
 
+// badSnapshot is the error for a snapshot at dir that is refused.
+func badSnapshot(dir, format string, a ...any) error {
+	return fmt.Errorf("cannot open snapshot %s: %w: %s", dir, ErrBadSnapshot, fmt.Sprintf(format, a...))
+}
+
+// openSnapshotFile maps the file name (slash-separated) of the snapshot at
+// dir and checks it against its entry in files, from the manifest: its
+// size and, unless skipChecksums, its CRC-32C.
+func openSnapshotFile(dir, name string, files map[string]FileInfo, skipChecksums bool) (*rdmakv.Region, error) {
+	fi, ok := files[name]
+	if !ok {
+		return nil, badSnapshot(dir, "%s is not in the manifest", name)
+	}
+	r, err := rdmakv.MapFile(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		return nil, badSnapshot(dir, "%v", err)
+	}
+	if n := r.Len(); int64(n) != fi.Size {
+		r.Close()
+		return nil, badSnapshot(dir, "%s has %d bytes, the manifest says %d", name, n, fi.Size)
+	}
+	if !skipChecksums {
+		if c := crc32.Checksum(r.Bytes(), castagnoli); c != fi.CRC32C {
+			r.Close()
+			return nil, badSnapshot(dir, "%s: checksum %08x, the manifest says %08x", name, c, fi.CRC32C)
+		}
+	}
+	return r, nil
+}
+
 // ReadManifest reads and checks the manifest of the snapshot at dir.
 func ReadManifest(dir string) (*Manifest, error) {
 	b, err := os.ReadFile(filepath.Join(dir, manifestName))
@@ -413,9 +443,7 @@ func OpenSnapshot(dir string, opts OpenOptions) (st *Store, err error) {
 	if err != nil {
 		return nil, err
 	}
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("cannot open snapshot %s: %w: %s", dir, ErrBadSnapshot, fmt.Sprintf(format, a...))
-	}
+	bad := func(format string, a ...any) error { return badSnapshot(dir, format, a...) }
 	files := map[string]FileInfo{}
 	for _, f := range m.Files {
 		files[f.Name] = f
@@ -429,24 +457,11 @@ func OpenSnapshot(dir string, opts OpenOptions) (st *Store, err error) {
 		}
 	}()
 	open := func(name string) (*rdmakv.Region, error) {
-		fi, ok := files[name]
-		if !ok {
-			return nil, bad("%s is not in the manifest", name)
+		r, err := openSnapshotFile(dir, name, files, opts.SkipChecksums)
+		if err == nil {
+			mapped = append(mapped, r)
 		}
-		r, err := rdmakv.MapFile(filepath.Join(dir, name))
-		if err != nil {
-			return nil, bad("%v", err)
-		}
-		mapped = append(mapped, r)
-		if int64(r.Len()) != fi.Size {
-			return nil, bad("%s has %d bytes, the manifest says %d", name, r.Len(), fi.Size)
-		}
-		if !opts.SkipChecksums {
-			if c := crc32.Checksum(r.Bytes(), castagnoli); c != fi.CRC32C {
-				return nil, bad("%s: checksum %08x, the manifest says %08x", name, c, fi.CRC32C)
-			}
-		}
-		return r, nil
+		return r, err
 	}
 	dr, err := open(dictName)
 	if err != nil {
