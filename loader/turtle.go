@@ -212,9 +212,7 @@ func (p *turtleParser) graphLabel() rdf.Term {
 	case p.tok.kind == tIRI || p.tok.kind == tPName:
 		return p.iri()
 	case p.tok.kind == tBlank:
-		t := rdf.NewBlank(p.opts.BlankPrefix + "u" + p.tok.val)
-		p.advance()
-		return t
+		return p.labelledBlank()
 	case p.isPunct("["):
 		p.advance()
 		p.expect("]")
@@ -254,6 +252,14 @@ func (p *turtleParser) resolve(iri string) string {
 	return rdf.ResolveIRI(p.base, iri)
 }
 
+// labelledBlank returns the blank node of the label token at p.tok and
+// advances.
+func (p *turtleParser) labelledBlank() rdf.Term {
+	t := rdf.NewBlank(p.opts.BlankPrefix + "u" + p.tok.val)
+	p.advance()
+	return t
+}
+
 func (p *turtleParser) newBlank() rdf.Term {
 	p.nblank++
 	return rdf.NewBlank(p.opts.BlankPrefix + "g" + strconv.FormatUint(p.nblank, 10))
@@ -290,9 +296,7 @@ func (p *turtleParser) subjectTerm() rdf.Term {
 	case p.tok.kind == tIRI || p.tok.kind == tPName:
 		return p.iri()
 	case p.tok.kind == tBlank:
-		t := rdf.NewBlank(p.opts.BlankPrefix + "u" + p.tok.val)
-		p.advance()
-		return t
+		return p.labelledBlank()
 	case p.isPunct("("):
 		return p.collection()
 	}
@@ -350,8 +354,7 @@ func (p *turtleParser) object() rdf.Term {
 	case tIRI, tPName:
 		return p.iri()
 	case tBlank:
-		p.advance()
-		return rdf.NewBlank(p.opts.BlankPrefix + "u" + t.val)
+		return p.labelledBlank()
 	case tString:
 		p.advance()
 		switch {

@@ -305,9 +305,20 @@ func (l *turtleLexer) blankLabel() string {
 	if !isPNCharsU(r) && !(r >= '0' && r <= '9') {
 		l.fail("bad blank node label")
 	}
-	// Find the end: (PN_CHARS | '.')* not ending with '.'.
-	end := 1
-	for k := 1; ; k++ {
+	end := l.pnCharsEnd(1)
+	b := &l.buf
+	b.Reset()
+	for i := 0; i < end; i++ {
+		b.WriteRune(l.src.next())
+	}
+	return b.String()
+}
+
+// pnCharsEnd returns where (PN_CHARS | '.')* starting k runes ahead ends,
+// in runes ahead, without a trailing '.'.
+func (l *turtleLexer) pnCharsEnd(k int) int {
+	end := k
+	for ; ; k++ {
 		c := l.src.peek(k)
 		if c == '.' {
 			continue
@@ -317,12 +328,7 @@ func (l *turtleLexer) blankLabel() string {
 		}
 		end = k + 1
 	}
-	b := &l.buf
-	b.Reset()
-	for i := 0; i < end; i++ {
-		b.WriteRune(l.src.next())
-	}
-	return b.String()
+	return end
 }
 
 func isDigit(r rune) bool { return r >= '0' && r <= '9' }
@@ -380,17 +386,7 @@ func (l *turtleLexer) name(t *token) {
 	// PN_PREFIX: PN_CHARS_BASE ((PN_CHARS | '.')* PN_CHARS)?
 	end := 0
 	if l.src.peek(0) != ':' {
-		end = 1
-		for k := 1; ; k++ {
-			c := l.src.peek(k)
-			if c == '.' {
-				continue
-			}
-			if c < 0 || !isPNChars(c) {
-				break
-			}
-			end = k + 1
-		}
+		end = l.pnCharsEnd(1)
 	}
 	b := &l.buf
 	b.Reset()
