@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"bytes"
-	"os"
 	"testing"
 
 	"github.com/wukongd/wukongd/loader"
@@ -17,17 +16,7 @@ import (
 // the N-Triples, Turtle and RDF/XML writers and back through the loader;
 // each must come back equal (up to blank-node renaming).
 func TestFormatsRoundTrip(t *testing.T) {
-	root, err := suiteRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("W3C suite not found at %s: %v", root, err)
-	}
-	suite, err := Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	suite, _ := loadSuite(t)
 	graphs := map[string]bool{}
 	var answers, graphsChecked int
 	for _, tc := range suite.Tests {

@@ -77,6 +77,24 @@ func suiteRoot() (string, error) {
 	}
 }
 
+// loadSuite loads the W3C SPARQL 1.1 suite found by suiteRoot, and
+// returns it and its root; the test is skipped when it is not there.
+func loadSuite(t *testing.T) (*Suite, string) {
+	t.Helper()
+	root, err := suiteRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(root); err != nil {
+		t.Skipf("W3C SPARQL 1.1 suite not found at %s (set WUKONGD_W3C to the directory holding sparql11/): %v", root, err)
+	}
+	suite, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return suite, root
+}
+
 // positions matches the "(line 3, column 8)" of error messages.
 var positions = regexp.MustCompile(` ?\(line \d+(, column \d+)?\)`)
 

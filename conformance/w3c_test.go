@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -12,17 +11,7 @@ import (
 // count of -conformance.shards, under the ratchet of
 // testdata/known-failures.txt.
 func TestW3C(t *testing.T) {
-	root, err := suiteRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("W3C SPARQL 1.1 suite not found at %s (set WUKONGD_W3C to the directory holding sparql11/): %v", root, err)
-	}
-	suite, err := Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	suite, root := loadSuite(t)
 	if len(suite.Tests) < 300 {
 		t.Fatalf("only %d query-evaluation tests found under %s", len(suite.Tests), root)
 	}
