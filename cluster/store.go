@@ -25,9 +25,6 @@ type ShardStore struct {
 	stats *planner.Stats
 	local []int
 
-	mu     sync.Mutex
-	remote []*rdmakv.RemoteTable // per shard, opened on first use
-
 	queues  []chan envelope // per shard; nil where not local
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -70,8 +67,7 @@ func NewShardStore(s *graphstore.Store, self rdmakv.NodeID) (*ShardStore, error)
 	if fmt.Sprint(local) != fmt.Sprint(want) {
 		return nil, fmt.Errorf("node %d must hold shards %v, the store holds %v", self, want, local)
 	}
-	ss := &ShardStore{s: s, f: f, self: self, stats: exec.PlannerStats(s), local: local,
-		remote: make([]*rdmakv.RemoteTable, s.NumShards()), queues: make([]chan envelope, s.NumShards())}
+	ss := &ShardStore{s: s, f: f, self: self, stats: exec.PlannerStats(s), local: local, queues: make([]chan envelope, s.NumShards())}
 	for _, i := range local {
 		ss.queues[i] = make(chan envelope, 1024)
 	}
@@ -122,26 +118,6 @@ func (ss *ShardStore) IsClass(id exec.ID) bool { return ss.s.Dict().IsClass(id) 
 // PlannerStats implements exec.Store.
 func (ss *ShardStore) PlannerStats() *planner.Stats { return ss.stats }
 
-func (ss *ShardStore) remoteTable(ctx context.Context, shard int) (*rdmakv.RemoteTable, error) {
-	ss.mu.Lock()
-	rt := ss.remote[shard]
-	ss.mu.Unlock()
-	if rt != nil {
-		return rt, nil
-	}
-	rt, err := rdmakv.OpenRemoteTable(ctx, ss.f, ss.self, ss.s.NodeOf(shard), rdmakv.RegionID(shard))
-	if err != nil {
-		return nil, fmt.Errorf("cannot open shard %d on node %d: %w", shard, ss.s.NodeOf(shard), err)
-	}
-	ss.mu.Lock()
-	if ss.remote[shard] == nil {
-		ss.remote[shard] = rt
-	}
-	rt = ss.remote[shard]
-	ss.mu.Unlock()
-	return rt, nil
-}
-
 // Lookup implements exec.Store: a shard of this node is read from its
 // region, another through the fabric (one batched lookup; the cost is what
 // the fabric counted for it).
@@ -158,9 +134,9 @@ func (ss *ShardStore) Lookup(ctx context.Context, self, shard int, keys []exec.K
 		}
 		return exec.ReadCost{}, nil
 	}
-	rt, err := ss.remoteTable(ctx, shard)
+	rt, err := ss.s.RemoteTable(ctx, ss.self, shard)
 	if err != nil {
-		return exec.ReadCost{}, err
+		return exec.ReadCost{}, fmt.Errorf("cannot open shard %d on node %d: %w", shard, ss.s.NodeOf(shard), err)
 	}
 	lookups := make([]rdmakv.Lookup, len(keys))
 	for i, k := range keys {

@@ -80,7 +80,9 @@
 //
 // Store: NumShards, Owner(v), NodeOf(shard) (= shard mod Nodes), Dict, Stats,
 // Fabric, Counters, LocalShards, Shard(i) → *ShardView (nil if shard i is
-// not in this process), RegionBytes, Close (unmaps a snapshot: IDs and
+// not in this process), RemoteTable(ctx, from, i) (shard i's table through
+// the fabric, opened once and shared: the views and cluster use it),
+// RegionBytes, Close (unmaps a snapshot: IDs and
 // decoded terms stay valid, views do not). A built store uses a loopback fabric with
 // one node per shard, so every lookup of another shard's key goes through
 // the fabric as it would over RDMA.

@@ -133,9 +133,10 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
-// remoteTable returns the view of shard j's table through the fabric,
-// reading its header on first use.
-func (s *Store) remoteTable(ctx context.Context, from rdmakv.NodeID, j int) (*rdmakv.RemoteTable, error) {
+// RemoteTable returns the view of shard j's table through the store's
+// fabric, reading its header on behalf of node from on first use; the view
+// is kept for every later caller. It is safe for concurrent use.
+func (s *Store) RemoteTable(ctx context.Context, from rdmakv.NodeID, j int) (*rdmakv.RemoteTable, error) {
 	s.remoteMu.Lock()
 	rt := s.remote[j]
 	s.remoteMu.Unlock()
@@ -144,7 +145,7 @@ func (s *Store) remoteTable(ctx context.Context, from rdmakv.NodeID, j int) (*rd
 	}
 	rt, err := rdmakv.OpenRemoteTable(ctx, s.fabric, from, s.NodeOf(j), rdmakv.RegionID(j))
 	if err != nil {
-		return nil, fmt.Errorf("shard %d: %w", j, err)
+		return nil, err
 	}
 	s.remoteMu.Lock()
 	if s.remote[j] == nil {
@@ -230,9 +231,9 @@ func (v *ShardView) AppendEdges(ctx context.Context, dst []ID, vtx, p ID, d Dir)
 	if v.s.NodeOf(o) == v.node && v.s.tables[o] != nil {
 		return asIDs(v.s.tables[o].AppendValues(asU64(dst), uint64(k))), nil
 	}
-	rt, err := v.s.remoteTable(ctx, v.node, o)
+	rt, err := v.s.RemoteTable(ctx, v.node, o)
 	if err != nil {
-		return dst, err
+		return dst, fmt.Errorf("shard %d: %w", o, err)
 	}
 	r, err := rt.AppendValues(ctx, v.node, asU64(dst), uint64(k))
 	if err != nil {
@@ -270,9 +271,10 @@ func (v *ShardView) AppendEdgesBatch(ctx context.Context, keys []Key, dst []ID, 
 	lookups, remoteAt := bs.lookups[:0], bs.remoteAt[:0]
 	for i, k := range keys {
 		if !v.IsLocal(k.Vertex()) {
-			rt, err := v.s.remoteTable(ctx, v.node, v.s.Owner(k.Vertex()))
+			o := v.s.Owner(k.Vertex())
+			rt, err := v.s.RemoteTable(ctx, v.node, o)
 			if err != nil {
-				return dst, ends, err
+				return dst, ends, fmt.Errorf("shard %d: %w", o, err)
 			}
 			lookups = append(lookups, rdmakv.Lookup{Table: rt, Key: uint64(k)})
 			remoteAt = append(remoteAt, i)
