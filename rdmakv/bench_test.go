@@ -28,16 +28,10 @@ func BenchmarkTableLookupLocal(b *testing.B) {
 
 func BenchmarkTableLookupRemote(b *testing.B) {
 	tab, keys := benchTable(b)
-	f := NewLoopback(2, LoopbackOptions{})
-	if err := f.Register(1, 0, NewRegion(tab.buf)); err != nil {
-		b.Fatal(err)
-	}
+	f, rt := remoteTableOn(b, tab, 2, 1, 0, LoopbackOptions{})
 	ctx := context.Background()
-	rt, err := OpenRemoteTable(ctx, f, 0, 1, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
 	var dst []uint64
+	var err error
 	b.ReportAllocs()
 	c0 := f.Counters()
 	i := 0
@@ -54,18 +48,12 @@ func BenchmarkTableLookupRemote(b *testing.B) {
 
 func BenchmarkTableLookupRemoteBatch256(b *testing.B) {
 	tab, keys := benchTable(b)
-	f := NewLoopback(2, LoopbackOptions{})
-	if err := f.Register(1, 0, NewRegion(tab.buf)); err != nil {
-		b.Fatal(err)
-	}
+	f, rt := remoteTableOn(b, tab, 2, 1, 0, LoopbackOptions{})
 	ctx := context.Background()
-	rt, err := OpenRemoteTable(ctx, f, 0, 1, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
 	lookups := make([]Lookup, 256)
 	var dst []uint64
 	var ends []int
+	var err error
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {

@@ -56,6 +56,21 @@ func buildTable(t testing.TB, entries map[uint64][]uint64, opts TableOptions) *T
 	return tab
 }
 
+// remoteTableOn registers tab as region of node on a new loopback fabric of
+// nodes nodes and opens it from node 0.
+func remoteTableOn(t testing.TB, tab *Table, nodes int, node NodeID, region RegionID, opts LoopbackOptions) (*Loopback, *RemoteTable) {
+	t.Helper()
+	f := NewLoopback(nodes, opts)
+	if err := f.Register(node, region, NewRegion(tab.buf)); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := OpenRemoteTable(context.Background(), f, 0, node, region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, rt
+}
+
 func TestTableCollisionsAndChains(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -135,15 +150,8 @@ func TestWidthOverflowRefused(t *testing.T) {
 func TestRemoteEqualsLocalAndCountsReads(t *testing.T) {
 	entries := testEntries(500, 11)
 	tab := buildTable(t, entries, TableOptions{Width: 4, Buckets: 20})
-	f := NewLoopback(3, LoopbackOptions{Model: &NetModel{RoundTrip: 2 * time.Microsecond, Bandwidth: 1e9}})
-	if err := f.Register(2, 5, NewRegion(tab.buf)); err != nil {
-		t.Fatal(err)
-	}
+	f, rt := remoteTableOn(t, tab, 3, 2, 5, LoopbackOptions{Model: &NetModel{RoundTrip: 2 * time.Microsecond, Bandwidth: 1e9}})
 	ctx := context.Background()
-	rt, err := OpenRemoteTable(ctx, f, 0, 2, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
 	before := f.Counters()
 	var lookups []Lookup
 	var want []uint64

@@ -89,15 +89,8 @@ func TestTableWidth3(t *testing.T) {
 		entries[k] = vals
 	}
 	tab := buildTable(t, entries, TableOptions{Width: 3, Buckets: 20})
-	f := NewLoopback(3, LoopbackOptions{})
-	if err := f.Register(2, 5, NewRegion(tab.buf)); err != nil {
-		t.Fatal(err)
-	}
+	f, rt := remoteTableOn(t, tab, 3, 2, 5, LoopbackOptions{})
 	ctx := context.Background()
-	rt, err := OpenRemoteTable(ctx, f, 0, 2, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var lookups []Lookup
 	var want []uint64
 	for k, vals := range entries {
@@ -132,15 +125,8 @@ func TestTablePackingAtLoads(t *testing.T) {
 			}
 			entries := testEntries(n, uint64(n*31+buckets))
 			tab := buildTable(t, entries, TableOptions{Width: 4, Buckets: buckets})
-			f := NewLoopback(2, LoopbackOptions{})
-			if err := f.Register(1, 1, NewRegion(tab.buf)); err != nil {
-				t.Fatal(err)
-			}
+			f, rt := remoteTableOn(t, tab, 2, 1, 1, LoopbackOptions{})
 			ctx := context.Background()
-			rt, err := OpenRemoteTable(ctx, f, 0, 1, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var lookups []Lookup
 			var want []uint64
 			for k, vals := range entries {
