@@ -78,11 +78,27 @@ func StartProcs(ctx context.Context, cfg ProcsConfig) (*Procs, error) {
 		cfg.Host = "127.0.0.1"
 	}
 	p := &Procs{cfg: cfg, procs: make([]*proc, cfg.Nodes)}
+	// The free ports stay bound until every one is chosen: a port closed
+	// at once may be handed out again by the next bind to port 0, and two
+	// nodes would then be given the same address.
+	var held []net.Listener
+	release := func() {
+		for _, ln := range held {
+			ln.Close()
+		}
+		held = nil
+	}
+	defer release()
 	port := func(fixed []int, i int) (int, error) {
 		if i < len(fixed) && fixed[i] != 0 {
 			return fixed[i], nil
 		}
-		return FreePort(cfg.Host)
+		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, "0"))
+		if err != nil {
+			return 0, fmt.Errorf("cannot find a free port: %w", err)
+		}
+		held = append(held, ln)
+		return ln.Addr().(*net.TCPAddr).Port, nil
 	}
 	for i := 0; i < cfg.Nodes; i++ {
 		hp, err := port(cfg.HTTPPorts, i)
@@ -96,6 +112,7 @@ func StartProcs(ctx context.Context, cfg ProcsConfig) (*Procs, error) {
 		p.http = append(p.http, net.JoinHostPort(cfg.Host, strconv.Itoa(hp)))
 		p.fabric = append(p.fabric, net.JoinHostPort(cfg.Host, strconv.Itoa(fp)))
 	}
+	release()
 	for i := 0; i < cfg.Nodes; i++ {
 		if err := p.Start(i); err != nil {
 			p.Stop()
