@@ -350,8 +350,9 @@ func (n *node) runSubQuery(ctx context.Context, cancel context.CancelFunc, key f
 }
 
 // fork sends sub-queries (steps from k, with step k run locally by the
-// receiver) to the given nodes and returns a wait function.
-func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func() ([]*Table, error), error) {
+// receiver) to the given nodes and returns a wait function; wait(true)
+// cancels the children instead (the parent failed) and returns at once.
+func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func(abort bool) ([]*Table, error), error) {
 	n := r.eng.nodes[r.node]
 	steps := append([]planner.Step(nil), r.steps...)
 	steps[k].Mode = planner.ModeLocal
@@ -403,8 +404,12 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func() ([]*Tabl
 			st.Forks++
 		}
 	}
-	wait := func() ([]*Table, error) {
+	wait := func(abort bool) ([]*Table, error) {
 		defer unregister()
+		if abort {
+			cancelAll()
+			return nil, nil
+		}
 		var out []*Table
 		for got := 0; got < len(forks); {
 			select {
@@ -443,6 +448,9 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func() ([]*Tabl
 			case <-r.ctx.Done():
 				cancelAll()
 				return nil, r.ctx.Err()
+			case <-r.eng.ctx.Done():
+				// Closed: the children's replies may never come.
+				return nil, ErrClosed
 			}
 		}
 		return out, nil
@@ -452,7 +460,7 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func() ([]*Tabl
 
 // finishFork runs the local part (rows local to this node, from step k
 // with step k local), waits for the children and concatenates.
-func (r *task) finishFork(k int, local *Table, wait func() ([]*Table, error), st *StepStats, t0 time.Time) (*Table, error) {
+func (r *task) finishFork(k int, local *Table, wait func(abort bool) ([]*Table, error), st *StepStats, t0 time.Time) (*Table, error) {
 	var res *Table
 	var lerr error
 	if local != nil && local.N > 0 {
@@ -467,7 +475,7 @@ func (r *task) finishFork(k int, local *Table, wait func() ([]*Table, error), st
 	} else if st != nil {
 		st.Time += time.Since(t0)
 	}
-	parts, err := wait()
+	parts, err := wait(lerr != nil) // a failed local part cancels the children
 	if lerr != nil {
 		return nil, lerr
 	}

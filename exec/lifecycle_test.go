@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -243,5 +244,70 @@ func TestDeadlineStopsSteps(t *testing.T) {
 			t.Logf("shards=%d %v: Run returned after %v, workers idle %v later", shards, m, took, time.Since(t0)-took)
 		}
 		e.Close()
+	}
+}
+
+// failParentStore fails every Lookup of node fail and blocks the other
+// nodes' lookups until their context ends.
+type failParentStore struct {
+	*GraphStore
+	fail              int
+	mu                sync.Mutex
+	blocked, released int
+}
+
+func (f *failParentStore) Lookup(ctx context.Context, self, shard int, keys []Key, out [][]ID) (ReadCost, error) {
+	if self == f.fail {
+		return ReadCost{}, errors.New("boom")
+	}
+	f.mu.Lock()
+	f.blocked++
+	f.mu.Unlock()
+	<-ctx.Done()
+	f.mu.Lock()
+	f.released++
+	f.mu.Unlock()
+	return ReadCost{}, ctx.Err()
+}
+
+// TestFailedParentCancelsChildren: when the parent's own part of a forked
+// step fails, Run returns that error without waiting for the children
+// (which would block forever here), and the children are cancelled.
+func TestFailedParentCancelsChildren(t *testing.T) {
+	st := buildGraph(t, diffData(t, 3000), 4)
+	g, err := NewGraphStore(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first exploration of a fresh engine is coordinated by node 1.
+	fs := &failParentStore{GraphStore: g, fail: 1}
+	e := New(fs, g, Config{Workers: 2})
+	defer e.Close()
+	q := readQueryText(t, `SELECT ?x ?y WHERE { ?x a <http://swat.cse.lehigh.edu/onto/univ-bench.owl#UndergraduateStudent> . ?x <http://swat.cse.lehigh.edu/onto/univ-bench.owl#takesCourse> ?y }`)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.Run(context.Background(), q, Options{Mode: planner.ModeForkJoin})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "boom") {
+			t.Fatalf("Run returned %v, want the parent's error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run waited for children blocked forever")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		fs.mu.Lock()
+		b, r := fs.blocked, fs.released
+		fs.mu.Unlock()
+		if b == r {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d child lookups blocked, %d released", b, r)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
