@@ -141,7 +141,9 @@
 // DISTINCT), so a cancelled or timed-out query stops within a fraction of
 // a millisecond of work; Run returns the context's error at once, and a
 // child's error that comes back after the parent's context ended reads as
-// the context's error. Close stops every goroutine the engine started.
+// the context's error. A parent whose own part of a fork fails cancels the
+// children and does not wait for them. Close stops every goroutine the
+// engine started.
 //
 // Memory: the lists a Store returns may alias store memory and are never
 // modified; Tables returned to callers are theirs.
