@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/wukongd/wukongd/internal/shareddata"
 	"io"
 	"net/http"
 	"net/url"
@@ -44,7 +45,7 @@ func repoRoot(t testing.TB) string {
 // the repository root), skipping the test when it is absent.
 func lubmDir(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(repoRoot(t), "..", "shared", "datasets", "lubm")
+	dir := shareddata.Path("datasets", "lubm")
 	if _, err := os.Stat(filepath.Join(dir, "lubm1.nt.gz")); err != nil {
 		t.Skipf("LUBM data not available: %v", err)
 	}

@@ -3,6 +3,7 @@ package conformance
 import (
 	"flag"
 	"fmt"
+	"github.com/wukongd/wukongd/internal/shareddata"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -61,20 +62,7 @@ func suiteRoot() (string, error) {
 	if d := os.Getenv("WUKONGD_W3C"); d != "" {
 		return filepath.Join(d, "sparql11"), nil
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for dir := wd; ; {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(filepath.Dir(dir), "shared", "w3c", "sparql11"), nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above %s", wd)
-		}
-		dir = parent
-	}
+	return shareddata.Path("w3c", "sparql11"), nil
 }
 
 // loadSuite loads the W3C SPARQL 1.1 suite found by suiteRoot, and

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/wukongd/wukongd/internal/shareddata"
 	"io"
 	"math"
 	"os"
@@ -21,10 +22,9 @@ import (
 	"github.com/wukongd/wukongd/rdf"
 )
 
-const (
-	lubmDir = "/work/shared/datasets/lubm"
-	ub      = datasets.UnivBench
-)
+const ub = datasets.UnivBench
+
+var lubmDir = shareddata.Path("datasets", "lubm")
 
 func generateText(t testing.TB, cfg datasets.LUBMConfig) []byte {
 	t.Helper()

@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"context"
+	"github.com/wukongd/wukongd/internal/shareddata"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,7 +18,7 @@ import (
 	"github.com/wukongd/wukongd/sparql"
 )
 
-const lubmDir = "/work/shared/datasets/lubm"
+var lubmDir = shareddata.Path("datasets", "lubm")
 
 var (
 	lubm1Once    sync.Once

@@ -2,6 +2,7 @@ package graphstore_test
 
 import (
 	"context"
+	"github.com/wukongd/wukongd/internal/shareddata"
 	"os"
 	"runtime"
 	"sync"
@@ -18,7 +19,7 @@ var lubmCache = map[string][]rdf.Triple{}
 
 // lubm returns the triples of a LUBM N-Triples file, parsed once.
 func lubm(b *testing.B, name string) []rdf.Triple {
-	path := "/work/shared/datasets/lubm/" + name
+	path := shareddata.Path("datasets", "lubm", name)
 	if ts, ok := lubmCache[path]; ok {
 		return ts
 	}

@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"github.com/wukongd/wukongd/internal/shareddata"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +10,7 @@ import (
 	"github.com/wukongd/wukongd/rdf"
 )
 
-const lubmDir = "/work/shared/datasets/lubm"
+var lubmDir = shareddata.Path("datasets", "lubm")
 
 func needFile(t testing.TB, path string) {
 	t.Helper()

@@ -2,6 +2,7 @@ package loader
 
 import (
 	"fmt"
+	"github.com/wukongd/wukongd/internal/shareddata"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,7 +12,7 @@ import (
 	"github.com/wukongd/wukongd/rdf"
 )
 
-const w3cDir = "/work/shared/w3c/rdf11"
+var w3cDir = shareddata.Path("w3c", "rdf11")
 
 // suiteBase is where the W3C publishes the suites; the expected results
 // use IRIs under it.

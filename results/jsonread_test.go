@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/wukongd/wukongd/internal/shareddata"
 	"io"
 	"os"
 	"path/filepath"
@@ -168,7 +169,7 @@ func TestJSONReaderMatchesOracle(t *testing.T) {
 		compareWithOracle(t, benchDoc(FormatJSON, n))
 	}
 	compareWithOracle(t, []byte(writeSolutions(t, FormatJSON, testVars, testRows)))
-	dir := "/work/shared/w3c/sparql11"
+	dir := shareddata.Path("w3c", "sparql11")
 	var files []string
 	_ = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
 		if err == nil && filepath.Ext(p) == ".srj" {

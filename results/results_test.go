@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"github.com/wukongd/wukongd/internal/shareddata"
 	"io"
 	"os"
 	"path/filepath"
@@ -242,7 +243,7 @@ func TestParseTerm(t *testing.T) {
 
 // The W3C result files the evaluation tests compare against must read.
 func TestReadW3CFiles(t *testing.T) {
-	dir := "/work/shared/w3c/sparql11"
+	dir := shareddata.Path("w3c", "sparql11")
 	if _, err := os.Stat(dir); err != nil {
 		t.Skip("W3C suite not present:", err)
 	}

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"github.com/wukongd/wukongd/internal/shareddata"
 	"io"
 	"os"
 	"path/filepath"
@@ -49,7 +50,7 @@ func TestXMLReaderMatchesOracle(t *testing.T) {
 	compareXMLWithOracle(t, benchDoc(FormatXML, 100))
 	compareXMLWithOracle(t, []byte(writeSolutions(t, FormatXML, testVars, testRows)))
 	n := 0
-	_ = filepath.Walk("/work/shared/w3c/sparql11", func(p string, fi os.FileInfo, err error) error {
+	_ = filepath.Walk(shareddata.Path("w3c", "sparql11"), func(p string, fi os.FileInfo, err error) error {
 		if err == nil && filepath.Ext(p) == ".srx" {
 			b, err := os.ReadFile(p)
 			if err != nil {

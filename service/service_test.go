@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/wukongd/wukongd/internal/shareddata"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -30,8 +31,8 @@ import (
 
 const testToken = "s3cret"
 
-// lubmDir is the shared LUBM data (repository-relative ../shared/datasets/lubm).
-var lubmDir = filepath.Join("..", "..", "shared", "datasets", "lubm")
+// lubmDir is the shared LUBM data (see internal/shareddata).
+var lubmDir = shareddata.Path("datasets", "lubm")
 
 // serve starts the real HTTP server over b and returns a client for it.
 func serve(t testing.TB, b web.Backend, tweak func(*web.Options)) (*client.Client, *httptest.Server) {

@@ -1,13 +1,14 @@
 package sparql
 
 import (
+	"github.com/wukongd/wukongd/internal/shareddata"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func lubmQueries(b *testing.B, set string) map[string]string {
-	files, _ := filepath.Glob("/work/shared/datasets/lubm/queries/" + set + "/q*.rq")
+	files, _ := filepath.Glob(shareddata.Path("datasets", "lubm", "queries", set, "q*.rq"))
 	if len(files) == 0 {
 		b.Skip("LUBM queries not present")
 	}

@@ -3,6 +3,7 @@ package sparql
 import (
 	"errors"
 	"fmt"
+	"github.com/wukongd/wukongd/internal/shareddata"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,7 +12,7 @@ import (
 	"testing"
 )
 
-const w3cDir = "/work/shared/w3c/sparql11"
+var w3cDir = shareddata.Path("w3c", "sparql11")
 
 func readText(t testing.TB, path string) string {
 	t.Helper()
@@ -83,7 +84,7 @@ func queryFiles(t testing.TB) []string {
 	var files []string
 	for _, pat := range []string{
 		w3cDir + "/*/*.rq",
-		"/work/shared/datasets/lubm/queries/*/*.rq",
+		shareddata.Path("datasets", "lubm", "queries", "*", "*.rq"),
 	} {
 		m, _ := filepath.Glob(pat)
 		files = append(files, m...)
