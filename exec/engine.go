@@ -570,7 +570,7 @@ func (e *Engine) Run(ctx context.Context, q *sparql.Query, opts Options) (*Resul
 		return res, err // FROM / FROM NAMED: run on the query's dataset
 	}
 	t0 := time.Now()
-	plan, err := e.Plan(q, opts)
+	plan, err := e.planCtx(ctx, q, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -595,12 +595,18 @@ func (e *Engine) Query(ctx context.Context, text string, opts Options) (*Result,
 // Plan plans q for this engine's store and cluster. Plans are cached by
 // query and options: treat the returned plan as immutable.
 func (e *Engine) Plan(q *sparql.Query, opts Options) (*planner.Plan, error) {
+	return e.planCtx(context.Background(), q, opts)
+}
+
+// planCtx is Plan bounded by ctx: the planner's join-order search gives up
+// with ctx's error once ctx is done (a plan is cached only when complete).
+func (e *Engine) planCtx(ctx context.Context, q *sparql.Query, opts Options) (*planner.Plan, error) {
 	k := planKey{q, opts.Mode, opts.ForkThreshold}
 	if p := e.plans.get(k); p != nil {
 		return p, nil
 	}
 	p, err := planner.Build(q, e.store, e.stats, planner.Options{
-		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Cost: e.cfg.Cost, ConstEval: constEval,
+		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Cost: e.cfg.Cost, ConstEval: constEval, Ctx: ctx,
 	})
 	if err != nil {
 		return nil, err

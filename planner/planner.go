@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -37,7 +38,19 @@ type Options struct {
 	// SearchBudget caps the number of partial orders the pattern-order
 	// search visits per BGP before it finishes greedily (0: 200000).
 	SearchBudget int
+	// Ctx bounds planning in time: the pattern-order search checks it every
+	// ctxCheckEvery partial orders and, once it is done (the query's
+	// deadline passed or it was cancelled), Build stops and returns its
+	// error (wrapped: errors.Is(err, context.DeadlineExceeded) holds)
+	// rather than a plan, since the query could no longer run anyway.
+	// nil: planning is bounded by SearchBudget only.
+	Ctx context.Context
 }
+
+// ctxCheckEvery is how many partial orders the pattern-order search visits
+// between two checks of Options.Ctx (a state costs about a microsecond or
+// less, so a check is due well within a millisecond).
+const ctxCheckEvery = 256
 
 // pass is one named, pure step of the planner: it reads the state built by
 // the passes before it and returns the state for the passes after it.
@@ -204,6 +217,8 @@ type orderSearch struct {
 	bestCost float64
 	visited  int
 	budget   int
+	ctx      context.Context // nil: never checked
+	err      error           // the context's error, once it is done
 }
 
 func orderPatterns(st *state) error {
@@ -233,8 +248,11 @@ func orderPatterns(st *state) error {
 		if len(w.res) > 64 {
 			return fmt.Errorf("%w: a basic graph pattern of %d triple patterns (at most 64)", ErrUnsupported, len(w.res))
 		}
-		s := &orderSearch{stats: st.stats, pats: w.res, nvars: len(n.Vars), bestCost: math.Inf(1), budget: st.opts.SearchBudget}
+		s := &orderSearch{stats: st.stats, pats: w.res, nvars: len(n.Vars), bestCost: math.Inf(1), budget: st.opts.SearchBudget, ctx: st.opts.Ctx}
 		s.dfs(init, nil)
+		if s.err != nil {
+			return fmt.Errorf("join-order search stopped after %d partial orders: %w", s.visited, s.err)
+		}
 		if s.best == nil {
 			return fmt.Errorf("BUG: no order found for a BGP of %d patterns", len(w.res))
 		}
@@ -249,7 +267,16 @@ func orderPatterns(st *state) error {
 }
 
 func (s *orderSearch) dfs(cur searchState, steps []Step) {
+	if s.err != nil {
+		return
+	}
 	s.visited++
+	if s.ctx != nil && s.visited%ctxCheckEvery == 1 {
+		if err := s.ctx.Err(); err != nil {
+			s.err = err
+			return
+		}
+	}
 	if cur.done == uint64(1)<<len(s.pats)-1 || (len(s.pats) == 64 && cur.done == math.MaxUint64) {
 		if cur.cost < s.bestCost {
 			s.bestCost = cur.cost
@@ -267,6 +294,9 @@ func (s *orderSearch) dfs(cur searchState, steps []Step) {
 			break // over budget: finish greedily
 		}
 		s.dfs(c.st, append(steps, c.steps...))
+		if s.err != nil {
+			return // the context is done: abandon the search
+		}
 	}
 }
 

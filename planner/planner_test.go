@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -276,5 +277,48 @@ func TestPassNames(t *testing.T) {
 	want := []string{"lowerQuery", "foldConstants", "resolveConstants", "orderPatterns", "chooseJoins", "pushFilters", "chooseExecMode"}
 	if got := PassNames(); !reflect.DeepEqual(got, want) {
 		t.Errorf("passes %v, want %v", got, want)
+	}
+}
+
+// TestSearchRespectsContext: the join-order search checks Options.Ctx, so a
+// BGP whose search would run for a long time (a 30-pattern cycle with chords
+// and an unbounded SearchBudget) stops soon after the deadline, with the
+// context's error.
+func TestSearchRespectsContext(t *testing.T) {
+	var pats []sparql.TriplePattern
+	const n = 30
+	vn := func(i int) sparql.TermOrVar { return v(string(rune('a'+i%26)) + string(rune('0'+i/26))) }
+	for i := 0; i < n; i++ {
+		pats = append(pats, tp(vn(i), c(takes), vn((i+1)%n)))
+		if i%3 == 0 {
+			pats = append(pats, tp(vn(i), c(teaches), vn((i+7)%n)))
+		}
+	}
+	q := selectQuery([]sparql.Var{"a0"}, pats...)
+	opts := Options{SearchBudget: math.MaxInt}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	opts.Ctx = ctx
+	t0 := time.Now()
+	_, err := Build(q, testCatalog(), testStats(4), opts)
+	took := time.Since(t0)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Build with a 30 ms deadline: err %v after %v, want context.DeadlineExceeded", err, took)
+	}
+	if took > time.Second {
+		t.Errorf("Build returned %v after a 30 ms deadline", took)
+	}
+
+	cctx, ccancel := context.WithCancel(context.Background())
+	ccancel()
+	opts.Ctx = cctx
+	if _, err := Build(q, testCatalog(), testStats(4), opts); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Build with a cancelled context: err %v, want context.Canceled", err)
+	}
+
+	// Without a context (default budget) the same query plans.
+	if _, err := Build(q, testCatalog(), testStats(4), Options{}); err != nil {
+		t.Fatal(err)
 	}
 }
