@@ -150,6 +150,8 @@ func appendSteps(b []byte, steps []planner.Step) []byte {
 		b = append(b, boolByte(s.ToNew), byte(s.Mode))
 		b = binary.AppendVarint(b, int64(s.Partitioned))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.EstRows))
+		b = binary.AppendUvarint(b, uint64(s.TypeCheck))
+		b = binary.AppendVarint(b, int64(s.CheckPattern))
 	}
 	return b
 }
@@ -307,6 +309,8 @@ func (d *decoder) steps(ncolsMax int) []planner.Step {
 		s.Mode = planner.Mode(d.byte())
 		s.Partitioned = int(d.varint())
 		s.EstRows = math.Float64frombits(d.u64())
+		s.TypeCheck = ID(d.uvarint())
+		s.CheckPattern = int(d.varint())
 	}
 	return steps
 }

@@ -24,6 +24,11 @@ type ExplainStep struct {
 	Mode        string   `json:"mode"`
 	Partitioned string   `json:"partitioned_on,omitempty"`
 	EstRows     float64  `json:"est_rows"`
+	// Check is a type check fused into this expansion ("?x rdf:type C",
+	// pattern CheckPattern): only neighbours of class C make rows, and
+	// est_rows and the actual rows are after it.
+	Check        string `json:"fused_check,omitempty"`
+	CheckPattern *int   `json:"fused_check_pattern,omitempty"`
 	// EXPLAIN ANALYZE
 	Actual *StepStatsJSON `json:"actual,omitempty"`
 }
@@ -325,6 +330,12 @@ func explainStep(k int, s planner.Step, vars []sparql.Var, store Store) ExplainS
 			es.Kind = "check known→known"
 		}
 	}
+	if s.TypeCheck != 0 {
+		es.Check = es.To + " " + operandString(planner.Const(graphstore.TypeID), vars, store) + " " +
+			operandString(planner.Const(s.TypeCheck), vars, store)
+		cp := s.CheckPattern
+		es.CheckPattern = &cp
+	}
 	if s.PredNew {
 		es.Binds = append(es.Binds, es.Pred)
 	}
@@ -373,7 +384,11 @@ func Explain(plan *planner.Plan, a *Analysis, store Store) string {
 				if s.From != "" {
 					fmt.Fprintf(&b, " %s", s.From)
 				}
-				fmt.Fprintf(&b, " %s %s → %s  mode=%s", s.Pred, s.Dir, s.To, s.Mode)
+				fmt.Fprintf(&b, " %s %s → %s", s.Pred, s.Dir, s.To)
+				if s.Check != "" {
+					fmt.Fprintf(&b, " + fused check %s", s.Check)
+				}
+				fmt.Fprintf(&b, "  mode=%s", s.Mode)
 				if s.Partitioned != "" {
 					fmt.Fprintf(&b, " (rows on owners of %s)", s.Partitioned)
 				}

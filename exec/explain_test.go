@@ -91,3 +91,59 @@ func readQueryText(t testing.TB, text string) *sparql.Query {
 	}
 	return q
 }
+
+// TestFusedTypeCheck: on L7 the planner fuses ?X rdf:type
+// ub:UndergraduateStudent into the expansion binding ?X (Step.TypeCheck);
+// EXPLAIN states it on that step, ANALYZE counts the step's rows after the
+// check, and the answers match forced fork-join, which keeps the check a
+// step of its own. Run twice: the first run may fall back to a separate
+// check (no bitmaps yet), the second uses the cached bitmaps.
+func TestFusedTypeCheck(t *testing.T) {
+	e := newTestEngine(t, lubm1(t), 4)
+	q := readQuery(t, "wukong", "q7")
+	ref, err := e.Run(context.Background(), q, Options{Mode: planner.ModeForkJoin, Analyze: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rows after each check of the fork-join plan, by pattern.
+	checkOut := map[int]uint64{}
+	for k, s := range ref.Plan.Explores()[0].Steps {
+		if s.TypeCheck != 0 {
+			t.Fatalf("fork-join: step %d fused, want no fused step", k+1)
+		}
+		if s.Kind == planner.StepCheck {
+			checkOut[s.Pattern] = res0Steps(ref)[k].RowsOut
+		}
+	}
+	for run := 0; run < 2; run++ {
+		for _, m := range []planner.Mode{planner.ModeAuto, planner.ModeInPlace} {
+			res, err := e.Run(context.Background(), q, Options{Mode: m, Analyze: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Len() != ref.Len() {
+				t.Fatalf("%s: %d rows, fork-join %d", m, res.Len(), ref.Len())
+			}
+			steps := res.Plan.Explores()[0].Steps
+			fused := 0
+			for k, s := range steps {
+				if s.TypeCheck == 0 {
+					continue
+				}
+				fused++
+				want, ok := checkOut[s.CheckPattern]
+				if got := res0Steps(res)[k].RowsOut; !ok || got != want {
+					t.Errorf("%s: fused step %d made %d rows, fork-join's check of pattern %d %d (%v)", m, k+1, got, s.CheckPattern, want, ok)
+				}
+			}
+			if fused == 0 {
+				t.Fatalf("%s: no fused type check in L7's plan", m)
+			}
+			if txt := Explain(res.Plan, res.Analysis, e.Store()); !strings.Contains(txt, "+ fused check ?X") {
+				t.Errorf("%s: EXPLAIN does not state the fused check:\n%s", m, txt)
+			}
+		}
+	}
+}
+
+func res0Steps(r *Result) []StepStats { return r.Analysis.Explores[0].Steps }

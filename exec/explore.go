@@ -316,6 +316,28 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 	if out, ok, err := r.checkFromTo(s, t, st); ok {
 		return out, err
 	}
+	var keep []*idSet // fused type check: the class's instances by shard
+	if s.TypeCheck != 0 {
+		sets, ok, err := r.fusedTypeSets(s, t, st)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			// No bitmaps: expand, then check the type as its own step.
+			u := *s
+			u.TypeCheck = 0
+			out, err := r.apply(&u, t, st)
+			if err != nil || out.N == 0 {
+				return out, err
+			}
+			chk := planner.Step{Kind: planner.StepCheck, Pattern: s.CheckPattern, From: planner.Column(s.To.Col),
+				Pred: planner.Const(graphstore.TypeID), Dir: planner.Out, To: planner.Const(s.TypeCheck),
+				Mode: s.Mode, Partitioned: -1, EstRows: s.EstRows}
+			return r.apply(&chk, out, st)
+		}
+		keep = sets
+	}
+	store := r.eng.store
 	f := newFetch(r, t.N)
 	from := func(row int) ID {
 		if s.From.Kind == planner.OpConst {
@@ -448,6 +470,13 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 			made = len(src)
 			l := f.list(h[row])
 			switch {
+			case s.ToNew && keep != nil:
+				for _, x := range l {
+					if keep[store.Owner(x)].has(x) {
+						src = append(src, int32(row))
+						newTo = append(newTo, x)
+					}
+				}
 			case s.ToNew:
 				for _, x := range l {
 					src = append(src, int32(row))
@@ -473,6 +502,9 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 		if s.ToNew {
 			for _, x := range l {
 				if predCol >= 0 && s.To.Col == predCol && x != p {
+					continue
+				}
+				if keep != nil && !keep[store.Owner(x)].has(x) {
 					continue
 				}
 				src = append(src, int32(row))
@@ -572,6 +604,33 @@ func (r *task) typeCheckByIndex(s *planner.Step, t *Table, st *StepStats) (*Tabl
 		}
 	}
 	return t.gather(src), true, nil
+}
+
+// fusedTypeSets returns, for an expansion with a fused type check
+// (Step.TypeCheck), the bitmaps of the class's instances on every shard,
+// or false when the check should run as its own step instead: the class
+// is also a predicate, the rows are too few to pay for building the
+// bitmaps, or a shard's instances are too sparse for one.
+func (r *task) fusedTypeSets(s *planner.Step, t *Table, st *StepStats) ([]*idSet, bool, error) {
+	c := s.TypeCheck
+	if _, punned := r.eng.stats.Preds[c]; punned {
+		return nil, false, nil
+	}
+	if t.N < 64 && !r.eng.hasTypeSets(r.node, c) {
+		return nil, false, nil
+	}
+	sets := make([]*idSet, r.eng.store.Shards())
+	for sh := range sets {
+		set, err := r.typeSet(sh, c, st)
+		if err != nil {
+			return nil, false, err
+		}
+		if set == nil {
+			return nil, false, nil
+		}
+		sets[sh] = set
+	}
+	return sets, true, nil
 }
 
 // idSet is a bitmap of IDs in [lo, lo+64·len(bits)).

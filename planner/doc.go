@@ -38,7 +38,11 @@
 //	                  with branch-and-bound on the estimated cost (rows looked
 //	                  up + rows produced), cheapest candidates first, finished
 //	                  greedily past a budget; a seeded exploration starts from
-//	                  the seed's estimated rows with its shared variables bound
+//	                  the seed's estimated rows with its shared variables bound;
+//	                  the search stops with the error of Options.Ctx once that
+//	                  is done (checked every 256 partial orders). A type check
+//	                  right after the expansion binding its variable is fused
+//	                  into it (Step.TypeCheck), except when fork-join is forced
 //	chooseJoins       per join candidate: bind join (the seeded exploration's
 //	                  cost) or hash join (the exploration on its own, plus a
 //	                  pass over both sides' rows), whichever is cheaper; the

@@ -137,6 +137,14 @@ type Step struct {
 	// -1 when unknown.
 	Partitioned int
 	EstRows     float64 // estimated rows after the step
+	// TypeCheck, when nonzero, is a type check fused into an expansion
+	// (StepExpand binding To, constant predicate): the pattern
+	// ?To rdf:type TypeCheck (CheckPattern in the BGP) that would be the
+	// next step runs inside the expansion, which keeps only the neighbours
+	// of that class, so the rows the check would drop are never built.
+	// EstRows is then the estimate after the check. See fuseTypeChecks.
+	TypeCheck    ID
+	CheckPattern int
 }
 
 // Explore is a basic graph pattern as an exploration plan. Its Table has

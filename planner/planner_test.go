@@ -86,9 +86,20 @@ func TestStartsFromASelectiveConstant(t *testing.T) {
 	if ex.StartConst != 1<<23 || first.Mode != ModeLocal {
 		t.Errorf("start const %d, mode %s: the query should start on dept0's owner", ex.StartConst, first.Mode)
 	}
-	// The type check comes before the expansion to names (it prunes).
-	if ex.Steps[1].Kind != StepCheck || ex.Steps[2].Kind != StepExpand {
-		t.Errorf("steps %v, want check before expand", kinds(ex.Steps))
+	// The type check comes before the expansion to names (it prunes): fused
+	// into the first expansion (Step.TypeCheck).
+	if len(ex.Steps) != 2 || first.TypeCheck != 2 || first.CheckPattern != 0 || ex.Steps[1].Kind != StepExpand {
+		t.Errorf("steps %v (first %+v), want the type check fused into the first expansion, then expand", kinds(ex.Steps), first)
+	}
+	// Forced fork-join: the check stays a step of its own (it forks to the
+	// owners of ?x; a fused check would read their type indexes remotely).
+	p, err = Build(q, testCatalog(), testStats(4), Options{Mode: ModeForkJoin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex = explore(t, p)
+	if len(ex.Steps) != 3 || ex.Steps[0].TypeCheck != 0 || ex.Steps[1].Kind != StepCheck || ex.Steps[2].Kind != StepExpand {
+		t.Errorf("fork-join: steps %v, want expand, check, expand", kinds(ex.Steps))
 	}
 }
 
@@ -243,6 +254,9 @@ func TestRandomBGPsAreWellFormed(t *testing.T) {
 			if s.Pattern >= 0 {
 				seen[s.Pattern]++
 			}
+			if s.TypeCheck != 0 {
+				seen[s.CheckPattern]++
+			}
 			if s.Kind != StepIndex && s.From.Kind == OpVar && !bound[s.From.Col] {
 				t.Fatalf("%v: step %+v starts from an unbound column", pats, s)
 			}
@@ -309,6 +323,7 @@ func TestSearchRespectsContext(t *testing.T) {
 	if took > time.Second {
 		t.Errorf("Build returned %v after a 30 ms deadline", took)
 	}
+	t.Logf("Build with a 30 ms deadline returned after %v", took)
 
 	cctx, ccancel := context.WithCancel(context.Background())
 	ccancel()

@@ -180,6 +180,10 @@ func planStep(s exec.ExplainStep) web.PlanStep {
 		} else {
 			ps.Pattern = s.From + " " + s.Pred + " " + s.To
 		}
+		if s.Check != "" {
+			// A type check fused into the expansion: both patterns.
+			ps.Pattern += " . " + s.Check
+		}
 	}
 	if s.Actual != nil {
 		rows := int64(s.Actual.RowsOut)
