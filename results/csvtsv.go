@@ -53,18 +53,7 @@ func (w *csvSolutionWriter) WriteRow(row []rdf.Term) error {
 	return w.flushBuf()
 }
 
-func (w *csvSolutionWriter) Close() error {
-	if w.closed {
-		return nil
-	}
-	w.closed = true
-	if !w.started {
-		if err := w.WriteHead(nil); err != nil {
-			return err
-		}
-	}
-	return w.finish()
-}
+func (w *csvSolutionWriter) Close() error { return w.close(w.WriteHead, "") }
 
 func appendCSVField(dst []byte, s string) []byte {
 	if !strings.ContainsAny(s, "\",\r\n") && !strings.HasPrefix(s, " ") && !strings.HasSuffix(s, " ") {
@@ -117,18 +106,7 @@ func (w *tsvSolutionWriter) WriteRow(row []rdf.Term) error {
 	return w.flushBuf()
 }
 
-func (w *tsvSolutionWriter) Close() error {
-	if w.closed {
-		return nil
-	}
-	w.closed = true
-	if !w.started {
-		if err := w.WriteHead(nil); err != nil {
-			return err
-		}
-	}
-	return w.finish()
-}
+func (w *tsvSolutionWriter) Close() error { return w.close(w.WriteHead, "") }
 
 // AppendTerm appends t in N-Triples syntax, with every character that a
 // line- or tab-separated format cannot carry raw (TAB, LF, CR, other C0

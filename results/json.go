@@ -54,22 +54,7 @@ func (w *jsonSolutionWriter) WriteRow(row []rdf.Term) error {
 	return w.flushBuf()
 }
 
-func (w *jsonSolutionWriter) Close() error {
-	if w.closed {
-		return nil
-	}
-	w.closed = true
-	if !w.started {
-		if err := w.WriteHead(nil); err != nil {
-			return err
-		}
-	}
-	w.buf = append(w.buf, "\n]}}\n"...)
-	if err := w.flushBuf(); err != nil {
-		return err
-	}
-	return w.finish()
-}
+func (w *jsonSolutionWriter) Close() error { return w.close(w.WriteHead, "\n]}}\n") }
 
 // appendJSONTerm appends the JSON object of an RDF term.
 func appendJSONTerm(dst []byte, t rdf.Term) []byte {

@@ -107,6 +107,27 @@ func (b *baseWriter) flushBuf() error {
 	return err
 }
 
+// close is every solution writer's Close: once only, the head (of no
+// variables) if WriteHead was never called, then trailer, then finish.
+func (b *baseWriter) close(writeHead func([]string) error, trailer string) error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if !b.started {
+		if err := writeHead(nil); err != nil {
+			return err
+		}
+	}
+	if trailer != "" {
+		b.buf = append(b.buf, trailer...)
+		if err := b.flushBuf(); err != nil {
+			return err
+		}
+	}
+	return b.finish()
+}
+
 func (b *baseWriter) checkRow(row []rdf.Term) error {
 	if b.closed {
 		return errors.New("results: WriteRow after Close")

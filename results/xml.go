@@ -78,22 +78,7 @@ func (w *xmlSolutionWriter) WriteRow(row []rdf.Term) error {
 	return w.flushBuf()
 }
 
-func (w *xmlSolutionWriter) Close() error {
-	if w.closed {
-		return nil
-	}
-	w.closed = true
-	if !w.started {
-		if err := w.WriteHead(nil); err != nil {
-			return err
-		}
-	}
-	w.buf = append(w.buf, "  </results>\n</sparql>\n"...)
-	if err := w.flushBuf(); err != nil {
-		return err
-	}
-	return w.finish()
-}
+func (w *xmlSolutionWriter) Close() error { return w.close(w.WriteHead, "  </results>\n</sparql>\n") }
 
 // appendXMLEscaped appends s as XML character data (attr: inside a
 // double-quoted attribute). Characters XML 1.0 cannot carry at all (most C0
