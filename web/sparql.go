@@ -493,23 +493,7 @@ func (s *Server) streamRows(ctx context.Context, out io.Writer, f results.Format
 		return 0, false, err
 	}
 	it := res.Rows
-	for it.Next() {
-		if s.opts.MaxRows > 0 && n >= int64(s.opts.MaxRows) {
-			truncated = true
-			break
-		}
-		if err := sw.WriteRow(it.Row()); err != nil {
-			return n, false, err
-		}
-		n++
-		if n&255 == 0 && ctx.Err() != nil {
-			return n, false, ctx.Err()
-		}
-	}
-	if err := it.Err(); err != nil {
-		return n, false, err
-	}
-	if err := ctx.Err(); err != nil {
+	if n, truncated, err = s.streamItems(ctx, it.Next, it.Err, func() error { return sw.WriteRow(it.Row()) }); err != nil {
 		return n, false, err
 	}
 	return n, truncated, sw.Close()
@@ -520,12 +504,22 @@ func (s *Server) streamTriples(ctx context.Context, out io.Writer, f results.For
 	if err != nil {
 		return 0, false, err
 	}
-	for it.Next() {
+	if n, truncated, err = s.streamItems(ctx, it.Next, it.Err, func() error { return gw.WriteTriple(it.Triple()) }); err != nil {
+		return n, false, err
+	}
+	return n, truncated, gw.Close()
+}
+
+// streamItems calls write for each item of an iterator (next, itErr) until
+// it ends or MaxRows items are written (truncated); ctx is checked every
+// 256 items and at the end. The caller closes its writer when err is nil.
+func (s *Server) streamItems(ctx context.Context, next func() bool, itErr func() error, write func() error) (n int64, truncated bool, err error) {
+	for next() {
 		if s.opts.MaxRows > 0 && n >= int64(s.opts.MaxRows) {
 			truncated = true
 			break
 		}
-		if err := gw.WriteTriple(it.Triple()); err != nil {
+		if err := write(); err != nil {
 			return n, false, err
 		}
 		n++
@@ -533,13 +527,13 @@ func (s *Server) streamTriples(ctx context.Context, out io.Writer, f results.For
 			return n, false, ctx.Err()
 		}
 	}
-	if err := it.Err(); err != nil {
+	if err := itErr(); err != nil {
 		return n, false, err
 	}
 	if err := ctx.Err(); err != nil {
 		return n, false, err
 	}
-	return n, truncated, gw.Close()
+	return n, truncated, nil
 }
 
 func (s *Server) runUpdate(c *gin.Context, p *protocolRequest) {
