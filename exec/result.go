@@ -2,8 +2,6 @@ package exec
 
 import (
 	"context"
-	"math/big"
-	"strings"
 	"time"
 
 	"github.com/wukongd/wukongd/planner"
@@ -219,60 +217,4 @@ func slice(t *Table, offset, limit int64) *Table {
 		src = append(src, int32(r))
 	}
 	return t.gather(src)
-}
-
-// CompareTerms orders terms as ORDER BY does (SPARQL 1.1 §15.1): unbound,
-// then blank nodes, then IRIs, then literals. Numeric literals compare by
-// value among themselves; other literals by lexical form, then datatype,
-// then language (a total order, so sorting is deterministic).
-func CompareTerms(a, b rdf.Term) int {
-	if a.Kind != b.Kind {
-		return kindRank(a.Kind) - kindRank(b.Kind)
-	}
-	if a.Kind == rdf.KindLiteral {
-		x, okx := numericValue(a)
-		y, oky := numericValue(b)
-		if okx && oky {
-			if c := x.Cmp(y); c != 0 {
-				return c
-			}
-		}
-	}
-	if c := strings.Compare(a.Value, b.Value); c != 0 {
-		return c
-	}
-	if c := strings.Compare(a.Datatype, b.Datatype); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Lang, b.Lang)
-}
-
-func kindRank(k rdf.Kind) int {
-	switch k {
-	case rdf.KindNone:
-		return 0
-	case rdf.KindBlank:
-		return 1
-	case rdf.KindIRI:
-		return 2
-	}
-	return 3
-}
-
-// numericValue parses a numeric literal (xsd integer, decimal, float,
-// double and the integer subtypes) exactly.
-func numericValue(t rdf.Term) (*big.Rat, bool) {
-	dt := t.Datatype
-	if !strings.HasPrefix(dt, rdf.XSD) {
-		return nil, false
-	}
-	switch dt[len(rdf.XSD):] {
-	case "integer", "decimal", "float", "double", "int", "long", "short", "byte",
-		"nonNegativeInteger", "positiveInteger", "nonPositiveInteger", "negativeInteger",
-		"unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte":
-	default:
-		return nil, false
-	}
-	r, ok := new(big.Rat).SetString(strings.TrimSpace(t.Value))
-	return r, ok
 }
