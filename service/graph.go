@@ -44,7 +44,7 @@ func (s *Service) GetGraph(ctx context.Context, gn web.GraphName) (web.TripleIte
 		g.release()
 		return nil, err
 	}
-	return &graphIter{ctx: ctx, g: g, dict: g.ds.Dict(), ids: newIDTriples(st)}, nil
+	return &graphIter{genCursor: genCursor{ctx: ctx, g: g}, dict: g.ds.Dict(), ids: newIDTriples(st)}, nil
 }
 
 // PutGraph implements web.Backend: the body replaces the graph (a named
@@ -220,30 +220,20 @@ func (it *idTriples) next(ctx context.Context) (s, p, o graphstore.ID, ok bool, 
 // graphIter streams a graph as terms, decoded with the dataset's
 // dictionary. It holds a reference to the generation until Close.
 type graphIter struct {
-	ctx    context.Context
-	g      *generation
-	dict   *graphstore.Dict
-	ids    *idTriples
-	cur    rdf.Triple
-	ps, pp graphstore.ID
-	n      int
-	err    error
-	done   bool
+	genCursor // i: the number of calls of Next
+	dict      *graphstore.Dict
+	ids       *idTriples
+	cur       rdf.Triple
+	ps, pp    graphstore.ID
 }
 
 func (it *graphIter) Next() bool {
-	if it.done {
+	if !it.step() {
 		return false
-	}
-	if it.n++; it.n%ctxCheckEvery == 0 {
-		if err := it.ctx.Err(); err != nil {
-			it.err, it.done = err, true
-			return false
-		}
 	}
 	s, p, o, ok, err := it.ids.next(it.ctx)
 	if err != nil || !ok {
-		it.err, it.done = err, true
+		it.stop(err)
 		return false
 	}
 	if s != it.ps || it.cur.S.IsZero() {
@@ -257,13 +247,3 @@ func (it *graphIter) Next() bool {
 }
 
 func (it *graphIter) Triple() rdf.Triple { return it.cur }
-func (it *graphIter) Err() error         { return it.err }
-
-func (it *graphIter) Close() error {
-	if it.g != nil {
-		it.done = true
-		it.g.release()
-		it.g = nil
-	}
-	return nil
-}

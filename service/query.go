@@ -246,38 +246,69 @@ func engineError(err error, q *sparql.Query) error {
 	return &unsupportedError{what: msg}
 }
 
-// rowIter streams a SELECT result, decoding one row per Next. It holds a
-// reference to the generation the query ran on until Close.
-type rowIter struct {
+// genCursor is what the result iterators share: the request's context,
+// checked every ctxCheckEvery calls of Next, the reference to the
+// generation the result was made on (held until Close), and the error that
+// ended the iteration.
+type genCursor struct {
 	ctx  context.Context
 	g    *generation
-	res  *exec.Result
-	i    int
-	row  []rdf.Term
+	i    int // counts the calls of Next from its start value
 	err  error
 	done bool
-}
-
-func newRowIter(ctx context.Context, g *generation, res *exec.Result) *rowIter {
-	return &rowIter{ctx: ctx, g: g, res: res, i: -1}
 }
 
 // ctxCheckEvery is how many rows pass between checks of the context.
 const ctxCheckEvery = 256
 
-func (it *rowIter) Next() bool {
-	if it.done {
+// step starts a Next: false when the iteration is over or the context is
+// done.
+func (c *genCursor) step() bool {
+	if c.done {
 		return false
 	}
-	it.i++
-	if it.i%ctxCheckEvery == 0 {
-		if err := it.ctx.Err(); err != nil {
-			it.err, it.done = err, true
+	c.i++
+	if c.i%ctxCheckEvery == 0 {
+		if err := c.ctx.Err(); err != nil {
+			c.stop(err)
 			return false
 		}
 	}
+	return true
+}
+
+// stop ends the iteration with err (nil: the result is exhausted).
+func (c *genCursor) stop(err error) { c.err, c.done = err, true }
+
+func (c *genCursor) Err() error { return c.err }
+
+func (c *genCursor) Close() error {
+	if c.g != nil {
+		c.done = true
+		c.g.release()
+		c.g = nil
+	}
+	return nil
+}
+
+// rowIter streams a SELECT result, decoding one row per Next. It holds a
+// reference to the generation the query ran on until Close.
+type rowIter struct {
+	genCursor // i: the current row
+	res       *exec.Result
+	row       []rdf.Term
+}
+
+func newRowIter(ctx context.Context, g *generation, res *exec.Result) *rowIter {
+	return &rowIter{genCursor: genCursor{ctx: ctx, g: g, i: -1}, res: res}
+}
+
+func (it *rowIter) Next() bool {
+	if !it.step() {
+		return false
+	}
 	if it.i >= it.res.Len() {
-		it.done = true
+		it.stop(nil)
 		return false
 	}
 	it.row = it.res.Row(it.i, it.row)
@@ -285,47 +316,26 @@ func (it *rowIter) Next() bool {
 }
 
 func (it *rowIter) Row() []rdf.Term { return it.row }
-func (it *rowIter) Err() error      { return it.err }
-
-func (it *rowIter) Close() error {
-	if it.g != nil {
-		it.done = true
-		it.g.release()
-		it.g = nil
-	}
-	return nil
-}
 
 // tripleIter streams the triples of a CONSTRUCT or DESCRIBE, decoding one
 // per Next. It holds a reference to the generation the query ran on until
 // Close.
 type tripleIter struct {
-	ctx  context.Context
-	g    *generation
-	res  *exec.Result
-	i    int
-	cur  rdf.Triple
-	err  error
-	done bool
+	genCursor // i: the current triple
+	res       *exec.Result
+	cur       rdf.Triple
 }
 
 func newTripleIter(ctx context.Context, g *generation, res *exec.Result) *tripleIter {
-	return &tripleIter{ctx: ctx, g: g, res: res, i: -1}
+	return &tripleIter{genCursor: genCursor{ctx: ctx, g: g, i: -1}, res: res}
 }
 
 func (it *tripleIter) Next() bool {
-	if it.done {
+	if !it.step() {
 		return false
 	}
-	it.i++
-	if it.i%ctxCheckEvery == 0 {
-		if err := it.ctx.Err(); err != nil {
-			it.err, it.done = err, true
-			return false
-		}
-	}
 	if it.i >= it.res.NumTriples() {
-		it.done = true
+		it.stop(nil)
 		return false
 	}
 	it.cur = it.res.Triple(it.i)
@@ -333,13 +343,3 @@ func (it *tripleIter) Next() bool {
 }
 
 func (it *tripleIter) Triple() rdf.Triple { return it.cur }
-func (it *tripleIter) Err() error         { return it.err }
-
-func (it *tripleIter) Close() error {
-	if it.g != nil {
-		it.done = true
-		it.g.release()
-		it.g = nil
-	}
-	return nil
-}
