@@ -107,31 +107,20 @@ func (db *DatasetBuilder) AddGraph(name rdf.Term) error {
 // the default graph; else an IRI or a blank node) and adds them. The batch
 // is not retained. It is safe for concurrent use.
 func (db *DatasetBuilder) AddTriples(name rdf.Term, batch []rdf.Triple) error {
-	if len(batch) == 0 {
-		return nil
-	}
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	if db.built {
-		return fmt.Errorf("cannot add triples: the dataset was already built")
-	}
-	g, err := db.graph(name)
-	if err != nil {
-		return fmt.Errorf("cannot add triples: %w", err)
-	}
-	tns, err := db.b.internTriples(len(batch), func(views []termView) { viewTriples(views, batch) })
-	if err != nil {
-		return fmt.Errorf("cannot add triples: %w", err)
-	}
-	g.add(tns, len(batch))
-	return nil
+	return db.addBatch(name, len(batch), func(views []termView) { viewTriples(views, batch) })
 }
 
 // AddRawTriples is AddTriples for terms given as bytes
 // (Builder.AddRawTriples): no string is allocated for a term already
 // interned. The batch is not retained; it is safe for concurrent use.
 func (db *DatasetBuilder) AddRawTriples(name rdf.Term, batch []RawTriple) error {
-	if len(batch) == 0 {
+	return db.addBatch(name, len(batch), func(views []termView) { viewRawTriples(views, batch) })
+}
+
+// addBatch adds n triples of graph name, whose terms view fills in
+// (internTriples).
+func (db *DatasetBuilder) addBatch(name rdf.Term, n int, view func([]termView)) error {
+	if n == 0 {
 		return nil
 	}
 	db.mu.RLock()
@@ -143,11 +132,11 @@ func (db *DatasetBuilder) AddRawTriples(name rdf.Term, batch []RawTriple) error 
 	if err != nil {
 		return fmt.Errorf("cannot add triples: %w", err)
 	}
-	tns, err := db.b.internTriples(len(batch), func(views []termView) { viewRawTriples(views, batch) })
+	tns, err := db.b.internTriples(n, view)
 	if err != nil {
 		return fmt.Errorf("cannot add triples: %w", err)
 	}
-	g.add(tns, len(batch))
+	g.add(tns, n)
 	return nil
 }
 
