@@ -67,11 +67,7 @@ func writeInfo(w io.Writer, dir string, top int) error {
 		}
 		return fmt.Sprintf("#%d", id)
 	}
-	preds := append([]graphstore.PredicateStats(nil), stats.Predicates...)
-	sort.SliceStable(preds, func(i, j int) bool { return preds[i].Triples > preds[j].Triples })
-	if top > 0 && len(preds) > top {
-		preds = preds[:top]
-	}
+	preds := largest(stats.Predicates, top, func(p graphstore.PredicateStats) uint64 { return p.Triples })
 	fmt.Fprintf(w, "\npredicates (%d, largest first)\n", len(stats.Predicates))
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "triples\tsubjects\tobjects\t predicate")
@@ -81,11 +77,7 @@ func writeInfo(w io.Writer, dir string, top int) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	classes := append([]graphstore.ClassStats(nil), stats.Classes...)
-	sort.SliceStable(classes, func(i, j int) bool { return classes[i].Instances > classes[j].Instances })
-	if top > 0 && len(classes) > top {
-		classes = classes[:top]
-	}
+	classes := largest(stats.Classes, top, func(c graphstore.ClassStats) uint64 { return c.Instances })
 	fmt.Fprintf(w, "\nclasses (%d, largest first)\n", len(stats.Classes))
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "instances\t class")
@@ -99,4 +91,15 @@ func writeInfo(w io.Writer, dir string, top int) error {
 		return fmt.Errorf("snapshot %s: rdf:type is not ID %d", dir, graphstore.TypeID)
 	}
 	return nil
+}
+
+// largest returns a copy of xs sorted by size, largest first (a stable
+// sort), cut to its top entries when top > 0.
+func largest[T any](xs []T, top int, size func(T) uint64) []T {
+	xs = append([]T(nil), xs...)
+	sort.SliceStable(xs, func(i, j int) bool { return size(xs[i]) > size(xs[j]) })
+	if top > 0 && len(xs) > top {
+		xs = xs[:top]
+	}
+	return xs
 }
