@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/rdf"
 )
 
 // A failed load publishes nothing: the snapshot loaded before into the
@@ -15,7 +16,9 @@ import (
 func TestLoadFailureKeepsSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.ttl")
-	os.WriteFile(good, []byte("@prefix : <http://a/> . :s :p :o1, :o2 ; a :C ."), 0o644)
+	if err := os.WriteFile(good, []byte("@prefix : <http://a/> . :s :p :o1, :o2 ; a :C ."), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "snap")
 	sum, err := Load(context.Background(), Config{Inputs: []string{good}, Out: out, BuildOptions: BuildOptions{Shards: 2}})
 	if err != nil {
@@ -44,5 +47,14 @@ func TestLoadFailureKeepsSnapshot(t *testing.T) {
 	defer st.Close()
 	if st.Dict().Len() < 5 {
 		t.Fatalf("old snapshot has %d terms", st.Dict().Len())
+	}
+	// The old terms are there, and none of the failed load's.
+	for _, v := range []string{"http://a/s", "http://a/p", "http://a/o1", "http://a/o2", "http://a/C", rdf.RDFType} {
+		if _, ok := st.Dict().Lookup(rdf.NewIRI(v)); !ok {
+			t.Errorf("old snapshot lacks <%s>", v)
+		}
+	}
+	if _, ok := st.Dict().Lookup(rdf.NewIRI("http://a/s1")); ok {
+		t.Error("old snapshot has <http://a/s1> of the failed load")
 	}
 }
