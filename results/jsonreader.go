@@ -78,20 +78,11 @@ func newJSONReader(r io.Reader) (*jsonReader, error) {
 	sawHead := false
 	var rawBindings []map[string]jsonTermObj
 	for n := 0; ; n++ {
-		c, err := s.peekNonSpace()
+		_, end, err := s.member(n, '}', "after object key:value pair")
 		if err != nil {
 			return nil, err
 		}
-		if n > 0 && c != '}' {
-			if c != ',' {
-				return nil, s.syntaxError(c, "after object key:value pair")
-			}
-			s.pos++
-			if c, err = s.peekNonSpace(); err != nil {
-				return nil, err
-			}
-		} else if c == '}' {
-			s.pos++
+		if end {
 			break
 		}
 		key, err := s.key()
@@ -241,22 +232,12 @@ func (jr *jsonReader) binding(c byte) ([]rdf.Term, error) {
 	}
 	var undeclared []byte
 	for n := 0; ; n++ {
-		c, err := s.peekNonSpace()
+		c, end, err := s.member(n, '}', "after object key:value pair")
 		if err != nil {
 			return nil, err
 		}
-		if c == '}' {
-			s.pos++
+		if end {
 			break
-		}
-		if n > 0 {
-			if c != ',' {
-				return nil, s.syntaxError(c, "after object key:value pair")
-			}
-			s.pos++
-			if c, err = s.peekNonSpace(); err != nil {
-				return nil, err
-			}
 		}
 		if c != '"' {
 			return nil, s.syntaxError(c, "looking for beginning of object key string")
@@ -377,22 +358,12 @@ func (jr *jsonReader) term() (t rdf.Term, terr, err error) {
 	var other string
 	var value, lang, dt string
 	for n := 0; ; n++ {
-		c, err := s.peekNonSpace()
+		c, end, err := s.member(n, '}', "after object key:value pair")
 		if err != nil {
 			return t, nil, err
 		}
-		if c == '}' {
-			s.pos++
+		if end {
 			break
-		}
-		if n > 0 {
-			if c != ',' {
-				return t, nil, s.syntaxError(c, "after object key:value pair")
-			}
-			s.pos++
-			if c, err = s.peekNonSpace(); err != nil {
-				return t, nil, err
-			}
 		}
 		if c != '"' {
 			return t, nil, s.syntaxError(c, "looking for beginning of object key string")
@@ -581,6 +552,29 @@ func (s *jsonScanner) peekNonSpace() (byte, error) {
 			return 0, s.readErr()
 		}
 	}
+}
+
+// member starts the n-th member of an object, or element of an array (n
+// from 0), whose opening byte has been read: end reports (and consumes) the
+// closing byte; otherwise c is the member's first byte, unread, after the
+// ',' that must separate it from the one before (after names what it
+// follows in the syntax error when that ',' is missing).
+func (s *jsonScanner) member(n int, close byte, after string) (c byte, end bool, err error) {
+	if c, err = s.peekNonSpace(); err != nil {
+		return 0, false, err
+	}
+	if c == close {
+		s.pos++
+		return c, true, nil
+	}
+	if n > 0 {
+		if c != ',' {
+			return c, false, s.syntaxError(c, after)
+		}
+		s.pos++
+		c, err = s.peekNonSpace()
+	}
+	return c, false, err
 }
 
 func (s *jsonScanner) expect(want byte) error {
@@ -962,20 +956,11 @@ func (s *jsonScanner) head() ([]string, error) {
 	s.pos++
 	var vars []string
 	for n := 0; ; n++ {
-		c, err := s.peekNonSpace()
+		c, end, err := s.member(n, '}', "after object key:value pair")
 		if err != nil {
 			return nil, err
 		}
-		if n > 0 && c != '}' {
-			if c != ',' {
-				return nil, s.syntaxError(c, "after object key:value pair")
-			}
-			s.pos++
-			if c, err = s.peekNonSpace(); err != nil {
-				return nil, err
-			}
-		} else if c == '}' {
-			s.pos++
+		if end {
 			return vars, nil
 		}
 		if c != '"' {
@@ -1012,20 +997,11 @@ func (s *jsonScanner) head() ([]string, error) {
 		s.pos++
 		i := 0
 		for m := 0; ; m++ {
-			c, err := s.peekNonSpace()
+			c, end, err := s.member(m, ']', "after array element")
 			if err != nil {
 				return nil, err
 			}
-			if m > 0 && c != ']' {
-				if c != ',' {
-					return nil, s.syntaxError(c, "after array element")
-				}
-				s.pos++
-				if c, err = s.peekNonSpace(); err != nil {
-					return nil, err
-				}
-			} else if c == ']' {
-				s.pos++
+			if end {
 				break
 			}
 			if i >= cap(vars) {
