@@ -208,31 +208,49 @@ func minus(ctx context.Context, l, r *Table) (*Table, error) {
 	return l.gather(keep), nil
 }
 
+// evalFromRows evaluates right seeded (in slot) with l's rows numbered in
+// rowVar, and returns its rows with the column of those numbers. what
+// names the operator for the error when right loses the numbers.
+func (q *queryRun) evalFromRows(l *Table, slot int, rowVar sparql.Var, right planner.Node, what string) (*Table, int, error) {
+	q.seeds[slot] = withRowNumbers(l, rowVar)
+	r, err := q.eval(right)
+	if err != nil {
+		return nil, 0, err
+	}
+	delete(q.seeds, slot)
+	rc := r.Col(rowVar)
+	if rc < 0 {
+		return nil, 0, fmt.Errorf("BUG: the right side of %s lost the left rows' numbers (?%s)", what, rowVar)
+	}
+	return r, rc, nil
+}
+
+// unmatchedRows lists, in order, the left rows (of n) whose number (1-based,
+// in r's column rc) no row of r carries.
+func unmatchedRows(r *Table, rc, n int) []int32 {
+	seen := make([]bool, n)
+	for i := 0; i < r.N; i++ {
+		if x := r.At(rc, i); x > 0 && int(x) <= n {
+			seen[x-1] = true
+		}
+	}
+	var out []int32
+	for i, s := range seen {
+		if !s {
+			out = append(out, int32(i))
+		}
+	}
+	return out
+}
+
 // antiJoin runs MINUS from the numbered left rows: the right side, seeded
 // with them, returns the numbers of the rows to remove.
 func (q *queryRun) antiJoin(l *Table, n *planner.Minus) (*Table, error) {
-	q.seeds[n.Slot] = withRowNumbers(l, n.RowVar)
-	r, err := q.eval(n.Right)
+	r, rc, err := q.evalFromRows(l, n.Slot, n.RowVar, n.Right, "MINUS")
 	if err != nil {
 		return nil, err
 	}
-	delete(q.seeds, n.Slot)
-	rc := r.Col(n.RowVar)
-	if rc < 0 {
-		return nil, fmt.Errorf("BUG: the right side of MINUS lost the left rows' numbers (?%s)", n.RowVar)
-	}
-	gone := make([]bool, l.N)
-	for i := 0; i < r.N; i++ {
-		if x := r.At(rc, i); x > 0 && int(x) <= l.N {
-			gone[x-1] = true
-		}
-	}
-	var keep []int32
-	for i, g := range gone {
-		if !g {
-			keep = append(keep, int32(i))
-		}
-	}
+	keep := unmatchedRows(r, rc, l.N)
 	if len(keep) == l.N {
 		return l, nil
 	}
@@ -302,33 +320,16 @@ func (q *queryRun) leftJoin(n *planner.LeftJoin) (*Table, error) {
 	if l.N == 0 {
 		return l, nil
 	}
-	q.seeds[n.Slot] = withRowNumbers(l, n.RowVar)
-	r, err := q.eval(n.Right)
+	r, rc, err := q.evalFromRows(l, n.Slot, n.RowVar, n.Right, "OPTIONAL")
 	if err != nil {
 		return nil, err
-	}
-	delete(q.seeds, n.Slot)
-	rc := r.Col(n.RowVar)
-	if rc < 0 {
-		return nil, fmt.Errorf("BUG: the right side of OPTIONAL lost the left rows' numbers (?%s)", n.RowVar)
 	}
 	if n.Expr != nil && r.N > 0 {
 		if r, err = q.filter(r, []sparql.Expr{n.Expr}); err != nil {
 			return nil, err
 		}
 	}
-	matched := make([]bool, l.N)
-	for i := 0; i < r.N; i++ {
-		if x := r.At(rc, i); x > 0 && int(x) <= l.N {
-			matched[x-1] = true
-		}
-	}
-	var alone []int32
-	for i, m := range matched {
-		if !m {
-			alone = append(alone, int32(i))
-		}
-	}
+	alone := unmatchedRows(r, rc, l.N)
 	out := dropVar(r, n.RowVar)
 	if len(alone) == 0 {
 		return out, nil
