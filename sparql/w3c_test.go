@@ -192,5 +192,8 @@ func TestRoundTrip(t *testing.T) {
 		}
 		n++
 	}
+	if n == 0 {
+		t.Fatalf("none of the %d query files parsed, nothing was round-tripped", len(files))
+	}
 	t.Logf("%d queries round-tripped", n)
 }
