@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/wukongd/wukongd/client"
@@ -383,77 +381,16 @@ func TestConcurrentReadersNamedGraphs(t *testing.T) {
 	if err := c.Update(ctx, version(0)); err != nil {
 		t.Fatal(err)
 	}
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	var reads atomic.Int64
-	errs := make(chan error, 8)
-	for r := 0; r < 3; r++ {
-		wg.Add(1)
-		go func(r int) {
-			defer wg.Done()
-			for !stop.Load() {
-				var vals []string
-				switch r {
-				case 0: // both graphs through GRAPH ?g
-					rows, err := c.Select(ctx, `SELECT ?g ?o WHERE { GRAPH ?g { ?s <http://example.org/p> ?o } }`)
-					if err != nil {
-						errs <- err
-						return
-					}
-					for rows.Next() {
-						vals = append(vals, rows.Row()[1].Value)
-					}
-					rows.Close()
-					if err := rows.Err(); err != nil {
-						errs <- err
-						return
-					}
-				default: // one graph through the Graph Store Protocol
-					tr, err := c.GetGraph(ctx, fmt.Sprintf("http://example.org/g%d", r))
-					if err != nil {
-						errs <- err
-						return
-					}
-					all, err := tr.All()
-					if err != nil {
-						errs <- err
-						return
-					}
-					for _, x := range all {
-						vals = append(vals, x.O.Value)
-					}
-				}
-				seen := map[string]int{}
-				for _, v := range vals {
-					seen[v]++
-				}
-				want := n
-				if r == 0 {
-					want = 2 * n
-				}
-				if len(vals) != want || len(seen) != 1 {
-					errs <- fmt.Errorf("reader %d saw %d values %v: a mixture", r, len(vals), seen)
-					return
-				}
-				reads.Add(1)
-			}
-		}(r)
-	}
-	for i := 1; i <= 15; i++ {
-		if err := c.Update(ctx, version(i)); err != nil {
-			t.Fatal(err)
+	reads := readWhileWriting(t, 3, 15, func(r int) ([]string, int, error) {
+		if r == 0 { // both graphs through GRAPH ?g
+			vals, err := selectColumn(ctx, c, `SELECT ?g ?o WHERE { GRAPH ?g { ?s <http://example.org/p> ?o } }`, 1)
+			return vals, 2 * n, err
 		}
-	}
-	stop.Store(true)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if reads.Load() == 0 {
-		t.Error("no read completed")
-	}
-	t.Logf("%d consistent reads during 15 updates", reads.Load())
+		// one graph through the Graph Store Protocol
+		vals, err := graphObjects(ctx, c, fmt.Sprintf("http://example.org/g%d", r))
+		return vals, n, err
+	}, func(i int) error { return c.Update(ctx, version(i)) })
+	t.Logf("%d consistent reads during 15 updates", reads)
 	checkOnlyCurrentLive(t, svc)
 }
 

@@ -469,6 +469,90 @@ INSERT DATA { ex:d ex:p "x"@EN }`)
 
 // TestConcurrentReadersDuringPut swaps the whole graph between two
 // versions while readers query it: every answer is entirely one version.
+// readWhileWriting runs readers goroutines, each calling read(r) over and
+// over, while the test calls write(i) for i = 1…writes. Every read must
+// return the number of values it says (want) and only one value: one
+// whole version. It returns the number of reads checked (an error when
+// none completed).
+func readWhileWriting(t *testing.T, readers, writes int, read func(r int) (vals []string, want int, err error), write func(i int) error) int64 {
+	t.Helper()
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var reads atomic.Int64
+	errs := make(chan error, 8)
+	for r := 0; r < readers; r++ {
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			for !stop.Load() {
+				vals, want, err := read(r)
+				if err != nil {
+					errs <- err
+					return
+				}
+				seen := map[string]int{}
+				for _, v := range vals {
+					seen[v]++
+				}
+				if len(vals) != want || len(seen) != 1 {
+					errs <- fmt.Errorf("reader %d saw %d values %v: a mixture", r, len(vals), seen)
+					return
+				}
+				reads.Add(1)
+			}
+		}(r)
+	}
+	for i := 1; i <= writes; i++ {
+		if err := write(i); err != nil {
+			stop.Store(true)
+			wg.Wait()
+			t.Fatal(err)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if reads.Load() == 0 {
+		t.Error("no read completed")
+	}
+	return reads.Load()
+}
+
+// selectColumn returns column col of a SELECT's rows, as values.
+func selectColumn(ctx context.Context, c *client.Client, query string, col int) ([]string, error) {
+	rows, err := c.Select(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	var vals []string
+	for rows.Next() {
+		vals = append(vals, rows.Row()[col].Value)
+	}
+	rows.Close()
+	return vals, rows.Err()
+}
+
+// graphObjects returns the objects' values of a graph fetched with the
+// Graph Store Protocol ("": the default graph).
+func graphObjects(ctx context.Context, c *client.Client, graph string) ([]string, error) {
+	tr, err := c.GetGraph(ctx, graph)
+	if err != nil {
+		return nil, err
+	}
+	all, err := tr.All()
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]string, len(all))
+	for i, x := range all {
+		vals[i] = x.O.Value
+	}
+	return vals, nil
+}
+
 func TestConcurrentReadersDuringPut(t *testing.T) {
 	const n = 2000
 	version := func(v string) []rdf.Triple {
@@ -490,72 +574,15 @@ func TestConcurrentReadersDuringPut(t *testing.T) {
 	if err := c.PutGraph(ctx, "", versions[0]); err != nil {
 		t.Fatal(err)
 	}
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	var reads atomic.Int64
-	errs := make(chan error, 8)
-	for r := 0; r < 3; r++ {
-		wg.Add(1)
-		go func(r int) {
-			defer wg.Done()
-			for !stop.Load() {
-				var vals []string
-				if r == 0 {
-					tr, err := c.GetGraph(ctx, "")
-					if err != nil {
-						errs <- err
-						return
-					}
-					all, err := tr.All()
-					if err != nil {
-						errs <- err
-						return
-					}
-					for _, x := range all {
-						vals = append(vals, x.O.Value)
-					}
-				} else {
-					rows, err := c.Select(ctx, `SELECT ?s ?o WHERE { ?s <http://example.org/p> ?o }`)
-					if err != nil {
-						errs <- err
-						return
-					}
-					for rows.Next() {
-						vals = append(vals, rows.Row()[1].Value)
-					}
-					rows.Close()
-					if err := rows.Err(); err != nil {
-						errs <- err
-						return
-					}
-				}
-				seen := map[string]int{}
-				for _, v := range vals {
-					seen[v]++
-				}
-				if len(vals) != n || len(seen) != 1 {
-					errs <- fmt.Errorf("reader %d saw %d triples with values %v: a mixture", r, len(vals), seen)
-					return
-				}
-				reads.Add(1)
-			}
-		}(r)
-	}
-	for i := 1; i <= 20; i++ {
-		if err := c.PutGraph(ctx, "", versions[i%2]); err != nil {
-			t.Fatal(err)
+	reads := readWhileWriting(t, 3, 20, func(r int) ([]string, int, error) {
+		if r == 0 {
+			vals, err := graphObjects(ctx, c, "")
+			return vals, n, err
 		}
-	}
-	stop.Store(true)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	t.Logf("%d consistent reads during 20 PUTs", reads.Load())
-	if reads.Load() == 0 {
-		t.Error("no read completed")
-	}
+		vals, err := selectColumn(ctx, c, `SELECT ?s ?o WHERE { ?s <http://example.org/p> ?o }`, 1)
+		return vals, n, err
+	}, func(i int) error { return c.PutGraph(ctx, "", versions[i%2]) })
+	t.Logf("%d consistent reads during 20 PUTs", reads)
 	// Old generations are closed once their readers are done: only the
 	// current one is live.
 	checkOnlyCurrentLive(t, svc)
