@@ -161,6 +161,17 @@ func (c *Client) do(ctx context.Context, method, target string, body io.Reader, 
 	return resp, nil
 }
 
+// send makes a request (with the Token) whose answer has no body of
+// interest: only its status counts.
+func (c *Client) send(ctx context.Context, method, target string, body io.Reader, contentType string) error {
+	resp, err := c.do(ctx, method, target, body, contentType, "", true)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
 func readError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var body struct {
@@ -398,12 +409,7 @@ func (c *Client) Update(ctx context.Context, update string, opts ...Option) erro
 		v["using-named-graph-uri"] = g
 		delete(v, "named-graph-uri")
 	}
-	resp, err := c.do(ctx, http.MethodPost, c.UpdateURL, strings.NewReader(v.Encode()), "application/x-www-form-urlencoded", "", true)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	return nil
+	return c.send(ctx, http.MethodPost, c.UpdateURL, strings.NewReader(v.Encode()), "application/x-www-form-urlencoded")
 }
 
 // storeURL addresses a graph: "" is the default graph.
@@ -440,12 +446,7 @@ func (c *Client) PostGraph(ctx context.Context, graph string, triples []rdf.Trip
 // PutGraphData replaces a graph with an RDF document of the given media
 // type (text/turtle, application/n-triples, application/rdf+xml, …).
 func (c *Client) PutGraphData(ctx context.Context, graph, mediaType string, body io.Reader) error {
-	resp, err := c.do(ctx, http.MethodPut, c.storeURL(graph), body, mediaType, "", true)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	return nil
+	return c.send(ctx, http.MethodPut, c.storeURL(graph), body, mediaType)
 }
 
 func (c *Client) sendGraph(ctx context.Context, method, graph string, triples []rdf.Triple) error {
@@ -460,21 +461,12 @@ func (c *Client) sendGraph(ctx context.Context, method, graph string, triples []
 		}
 		pw.CloseWithError(err)
 	}()
-	resp, err := c.do(ctx, method, c.storeURL(graph), pr, "application/n-triples", "", true)
+	err := c.send(ctx, method, c.storeURL(graph), pr, "application/n-triples")
 	pr.Close()
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	return nil
+	return err
 }
 
 // DeleteGraph deletes a graph ("" empties the default graph).
 func (c *Client) DeleteGraph(ctx context.Context, graph string) error {
-	resp, err := c.do(ctx, http.MethodDelete, c.storeURL(graph), nil, "", "", true)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	return nil
+	return c.send(ctx, http.MethodDelete, c.storeURL(graph), nil, "")
 }
