@@ -101,16 +101,25 @@ func TestNTriplesBadInput(t *testing.T) {
 		"_: <http://a/p> <http://a/o> .",
 	}
 	for _, src := range bad {
-		if _, err := parseAll(t, NTriples, src, Options{}); err == nil {
+		_, err := parseAll(t, NTriples, src, Options{})
+		if err == nil {
 			t.Errorf("accepted %q", src)
+			continue
+		}
+		var se *SyntaxError
+		if !errors.As(err, &se) || se.Line != 1 || se.Col < 1 {
+			t.Errorf("%q: error %v, want a *SyntaxError on line 1 with a column", src, err)
 		}
 	}
 }
 
 func TestBlankScopes(t *testing.T) {
 	src := "_:a <http://a/p> _:b .\n"
-	q1, _ := parseAll(t, NTriples, src, Options{})
-	q2, _ := parseAll(t, NTriples, src, Options{})
+	q1, err1 := parseAll(t, NTriples, src, Options{})
+	q2, err2 := parseAll(t, NTriples, src, Options{})
+	if err1 != nil || err2 != nil || len(q1) != 1 || len(q2) != 1 || !q1[0].S.IsBlank() || !q1[0].O.IsBlank() {
+		t.Fatalf("parse: %v %v, %v %v", q1, err1, q2, err2)
+	}
 	if q1[0].S == q2[0].S {
 		t.Fatalf("blank node _:a of two documents collide: %v", q1[0].S)
 	}
