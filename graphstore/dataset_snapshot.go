@@ -239,16 +239,9 @@ func OpenDataset(dir string, opts OpenOptions) (ds *Dataset, err error) {
 		}
 		return r, err
 	}
-	dr, err := open(dictName)
+	dr, dict, err := openDict(open, m.Terms, bad)
 	if err != nil {
 		return nil, err
-	}
-	dict, err := parseDict(dr.Bytes())
-	if err != nil {
-		return nil, bad("%v", err)
-	}
-	if uint64(dict.Len()) != m.Terms {
-		return nil, bad("dictionary has %d terms, the manifest says %d", dict.Len(), m.Terms)
 	}
 	mapped = mapped[:0]
 	dref = newDictRef(dr)

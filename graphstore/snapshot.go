@@ -435,6 +435,23 @@ func ReadManifest(dir string) (*Manifest, error) {
 	return &m, nil
 }
 
+// openDict opens (with open) and parses a snapshot's dictionary, which
+// must hold terms terms; bad makes the errors of a malformed one.
+func openDict(open func(name string) (*rdmakv.Region, error), terms uint64, bad func(format string, a ...any) error) (*rdmakv.Region, *Dict, error) {
+	r, err := open(dictName)
+	if err != nil {
+		return nil, nil, err
+	}
+	dict, err := parseDict(r.Bytes())
+	if err != nil {
+		return nil, nil, bad("%v", err)
+	}
+	if uint64(dict.Len()) != terms {
+		return nil, nil, bad("dictionary has %d terms, the manifest says %d", dict.Len(), terms)
+	}
+	return r, dict, nil
+}
+
 // OpenSnapshot maps the snapshot at dir and returns a store ready for
 // lookups. A truncated, corrupted or newer-format snapshot, or a missing
 // file, is refused with an error wrapping ErrBadSnapshot.
@@ -463,18 +480,11 @@ func OpenSnapshot(dir string, opts OpenOptions) (st *Store, err error) {
 		}
 		return r, err
 	}
-	dr, err := open(dictName)
+	dr, dict, err := openDict(open, m.Terms, bad)
 	if err != nil {
 		return nil, err
 	}
-	dict, err := parseDict(dr.Bytes())
-	if err != nil {
-		return nil, bad("%v", err)
-	}
 	dict.region = dr
-	if uint64(dict.Len()) != m.Terms {
-		return nil, bad("dictionary has %d terms, the manifest says %d", dict.Len(), m.Terms)
-	}
 	sr, err := open(statsName)
 	if err != nil {
 		return nil, err
