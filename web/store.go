@@ -16,8 +16,7 @@ import (
 
 // graphOf reads the target of a Graph Store Protocol request: ?default or
 // ?graph=IRI (absolute), exactly one of them.
-func graphOf(c *gin.Context) (GraphName, error) {
-	q := c.Request.URL.Query()
+func graphOf(q url.Values) (GraphName, error) {
 	_, def := q["default"]
 	gs := q["graph"]
 	switch {
@@ -39,7 +38,8 @@ func graphOf(c *gin.Context) (GraphName, error) {
 
 func (s *Server) handleStore(c *gin.Context) {
 	start := time.Now()
-	g, err := graphOf(c)
+	params := c.Request.URL.Query()
+	g, err := graphOf(params)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -55,7 +55,7 @@ func (s *Server) handleStore(c *gin.Context) {
 	var accept string
 	var f results.Format
 	if !write {
-		accept = acceptOf(c, c.Request.URL.Query(), results.GraphFormats)
+		accept = acceptOf(c, params, results.GraphFormats)
 		if f = results.Negotiate(accept, results.GraphFormats); f == results.FormatNone {
 			writeError(c, notAcceptable(accept, "graphs"))
 			return
@@ -63,7 +63,7 @@ func (s *Server) handleStore(c *gin.Context) {
 	}
 	timeout := s.opts.MaxTimeout
 	if !write {
-		if timeout, err = s.timeoutOf(c.Request.URL.Query()); err != nil {
+		if timeout, err = s.timeoutOf(params); err != nil {
 			writeError(c, err)
 			return
 		}
