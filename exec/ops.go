@@ -354,9 +354,21 @@ func (q *queryRun) filter(t *Table, es []sparql.Expr) (*Table, error) {
 	if err := q.prepareExists(t, b, es...); err != nil {
 		return nil, err
 	}
+	keep, err := q.passingRows(b, t.N, progs, stopCheck{ctx: q.ctx})
+	if err != nil {
+		return nil, err
+	}
+	if len(keep) == t.N {
+		return t, nil
+	}
+	return t.gather(keep), nil
+}
+
+// passingRows lists the rows (of n, bound through b) on which every
+// program is true; sc stops it when its context is done.
+func (q *queryRun) passingRows(b *rowBinding, n int, progs []*expr.Program, sc stopCheck) ([]int32, error) {
 	var keep []int32
-	sc := stopCheck{ctx: q.ctx}
-	for r := 0; r < t.N; r++ {
+	for r := 0; r < n; r++ {
 		if err := sc.add(1); err != nil {
 			return nil, err
 		}
@@ -372,10 +384,7 @@ func (q *queryRun) filter(t *Table, es []sparql.Expr) (*Table, error) {
 			keep = append(keep, int32(r))
 		}
 	}
-	if len(keep) == t.N {
-		return t, nil
-	}
-	return t.gather(keep), nil
+	return keep, nil
 }
 
 // extend adds the columns of binds (an error leaves the value unbound).

@@ -147,20 +147,7 @@ func (f *stepFilters) run(t *Table, progs []*expr.Program) *Table {
 	}
 	view := &Table{Vars: f.vars, Cols: t.Cols[:min(len(f.vars), len(t.Cols))], N: t.N}
 	b := f.q.binding(view)
-	var keep []int32
-	for r := 0; r < t.N; r++ {
-		b.r, b.key = r, f.q.rowKeys.Add(1)
-		ok := true
-		for _, p := range progs {
-			if !p.EvalBool(b) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			keep = append(keep, int32(r))
-		}
-	}
+	keep, _ := f.q.passingRows(b, t.N, progs, stopCheck{}) // no context: never stops
 	if len(keep) == t.N {
 		return t
 	}
