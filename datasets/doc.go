@@ -53,5 +53,6 @@
 // Q2, Q3 and Q14 and all of Wukong's queries except q3 have rows on UBA data
 // (Q2 = L1 only from LUBM-10 on: none on UBA's LUBM-1, 28 on its LUBM-10;
 // `go test ./datasets -run TestLUBMQueriesFindData -v` prints the row counts
-// on LUBM-1).
+// on LUBM-1, and `wukongd load --out l10 lubm10.nt.gz` then
+// `wukongd query --data l10 --format tsv queries/wukong/q1.rq` the 28).
 package datasets
