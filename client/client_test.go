@@ -87,7 +87,9 @@ func TestOptionsReachTheServer(t *testing.T) {
 		t.Errorf("query parameters %q, want %q", got, want)
 	}
 	c.UpdateURL = srv.URL + "/update"
-	_ = c.Update(ctx, "CLEAR DEFAULT", WithDefaultGraph("http://g/1"))
+	if err := c.Update(ctx, "CLEAR DEFAULT", WithDefaultGraph("http://g/1")); err != nil {
+		t.Fatal(err)
+	}
 	if got[1] != "" || got[3] != "http://g/1" {
 		t.Errorf("update parameters %q: default-graph-uri should become using-graph-uri", got)
 	}

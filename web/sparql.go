@@ -50,21 +50,13 @@ func (s *Server) readProtocol(c *gin.Context, allowQuery, allowUpdate bool) (*pr
 		switch mt {
 		case "application/x-www-form-urlencoded":
 			if err := r.ParseForm(); err != nil {
-				var mbe *http.MaxBytesError
-				if errors.As(err, &mbe) {
-					return nil, err
-				}
-				return nil, fmt.Errorf("%w: cannot read the form: %v", ErrBadRequest, err)
+				return nil, bodyError(err, "form")
 			}
 			p.params = r.Form // URL and body parameters
 		case "application/sparql-query", "application/sparql-update":
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
-				var mbe *http.MaxBytesError
-				if errors.As(err, &mbe) {
-					return nil, err
-				}
-				return nil, fmt.Errorf("%w: cannot read the body: %v", ErrBadRequest, err)
+				return nil, bodyError(err, "body")
 			}
 			if p.params.Has("query") || p.params.Has("update") {
 				return nil, newHTTPError(http.StatusBadRequest, "bad_request", "a direct POST carries the operation in the body, not in a query or update parameter")
@@ -107,6 +99,16 @@ func (s *Server) readProtocol(c *gin.Context, allowQuery, allowUpdate bool) (*pr
 	p.usingGraphs = p.params["using-graph-uri"]
 	p.usingNamedGraphs = p.params["using-named-graph-uri"]
 	return p, nil
+}
+
+// bodyError passes a body over MaxBodyBytes through as it is (413) and
+// makes any other error reading the request's what a bad request.
+func bodyError(err error, what string) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return err
+	}
+	return fmt.Errorf("%w: cannot read the %s: %v", ErrBadRequest, what, err)
 }
 
 func (s *Server) handleSPARQL(c *gin.Context) {
