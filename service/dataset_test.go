@@ -65,11 +65,7 @@ func nt(triples ...rdf.Triple) []string { return sortedLines(triples) }
 func tri(s, p string, o rdf.Term) rdf.Triple { return rdf.Triple{S: ex(s), P: ex(p), O: o} }
 
 func TestNamedGraphStore(t *testing.T) {
-	svc, err := NewEmpty(Options{Shards: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
+	svc := openService(t, NewEmpty, Options{Shards: 3})
 	c, hs := serve(t, svc, nil)
 	ctx := context.Background()
 	g1, g2 := exNS+"g1", exNS+"g2"
@@ -205,11 +201,7 @@ func state(t *testing.T, svc *Service) string {
 }
 
 func TestUpdateAcrossGraphs(t *testing.T) {
-	svc, err := NewEmpty(Options{Shards: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
+	svc := openService(t, NewEmpty, Options{Shards: 2})
 	c, _ := serve(t, svc, nil)
 	ctx := context.Background()
 	const prefix = "PREFIX ex: <http://example.org/>\n"
@@ -338,7 +330,7 @@ GRAPH <http://example.org/g5>
 		}
 	}
 	// USING in the update and using-graph-uri in the request: 400.
-	err = c.Update(ctx, prefix+`DELETE { ?s ?p ?o } USING ex:b WHERE { ?s ?p ?o }`, client.WithDefaultGraph(exNS+"b"))
+	err := c.Update(ctx, prefix+`DELETE { ?s ?p ?o } USING ex:b WHERE { ?s ?p ?o }`, client.WithDefaultGraph(exNS+"b"))
 	var he *client.HTTPError
 	if !errors.As(err, &he) || he.StatusCode != http.StatusBadRequest {
 		t.Errorf("USING and using-graph-uri: %v, want 400", err)
@@ -358,11 +350,7 @@ GRAPH <http://example.org/g5>
 // Graph Store Protocol: every answer is entirely one version.
 func TestConcurrentReadersNamedGraphs(t *testing.T) {
 	const n = 500
-	svc, err := NewEmpty(Options{Shards: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
+	svc := openService(t, NewEmpty, Options{Shards: 2})
 	c, _ := serve(t, svc, nil)
 	ctx := context.Background()
 	version := func(v int) string {
@@ -464,11 +452,7 @@ func TestFormat2SnapshotServed(t *testing.T) {
 }
 
 func TestRowCapHintAndMode(t *testing.T) {
-	svc, err := NewDefault(Options{Shards: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
+	svc := openService(t, NewDefault, Options{Shards: 4})
 	const q = `PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> SELECT ?x WHERE { ?x a ub:GraduateStudent }`
 	pq, err := svc.cache.ParseQuery(q)
 	if err != nil {
@@ -527,11 +511,7 @@ func TestRowCapHintAndMode(t *testing.T) {
 // children, each with its own exploration steps; expressions and group
 // keys are the steps' patterns.
 func TestExplainNestedOperators(t *testing.T) {
-	svc, err := NewDefault(Options{Shards: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
+	svc := openService(t, NewDefault, Options{Shards: 2})
 	_, hs := serve(t, svc, nil)
 	const ub = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>\n"
 	find := func(steps []web.PlanStep, op string) *web.PlanStep {

@@ -52,6 +52,18 @@ func serve(t testing.TB, b web.Backend, tweak func(*web.Options)) (*client.Clien
 	return c, hs
 }
 
+// openService opens a service with open (NewEmpty, NewDefault) and closes
+// it when t ends.
+func openService(t testing.TB, open func(Options) (*Service, error), opts Options) *Service {
+	t.Helper()
+	s, err := open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func newService(t testing.TB, st *graphstore.Store, opts Options) *Service {
 	t.Helper()
 	s, err := New(st, opts)
@@ -319,11 +331,7 @@ func do(t *testing.T, method, u, ctype, body string) (int, string) {
 }
 
 func TestGraphStoreRoundTrip(t *testing.T) {
-	svc, err := NewEmpty(Options{Shards: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
+	svc := openService(t, NewEmpty, Options{Shards: 3})
 	c, hs := serve(t, svc, nil)
 	ctx := context.Background()
 	if got := getGraph(t, c); len(got) != 0 {
@@ -403,11 +411,7 @@ func TestGraphStoreRoundTrip(t *testing.T) {
 }
 
 func TestUpdate(t *testing.T) {
-	svc, err := NewEmpty(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
+	svc := openService(t, NewEmpty, Options{})
 	c, _ := serve(t, svc, nil)
 	ctx := context.Background()
 	count := func() string {
@@ -418,7 +422,7 @@ func TestUpdate(t *testing.T) {
 		}
 		return got
 	}
-	err = c.Update(ctx, `PREFIX ex: <http://example.org/>
+	err := c.Update(ctx, `PREFIX ex: <http://example.org/>
 INSERT DATA { ex:a ex:p 1 . ex:b ex:p "two" . ex:c ex:p ex:a } ;
 DELETE DATA { ex:c ex:p ex:a } ;
 INSERT DATA { ex:d ex:p "x"@EN }`)
@@ -563,11 +567,7 @@ func TestConcurrentReadersDuringPut(t *testing.T) {
 		}
 		return out
 	}
-	svc, err := NewEmpty(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
+	svc := openService(t, NewEmpty, Options{})
 	c, _ := serve(t, svc, nil)
 	ctx := context.Background()
 	versions := [][]rdf.Triple{version("A"), version("B")}
@@ -615,11 +615,7 @@ SELECT ?x ?y ?z WHERE { ?y a ub:FullProfessor . ?y ub:teacherOf ?z . ?z a ub:Cou
 		wantMode string
 	}{{planner.ModeInPlace, "in-place"}, {planner.ModeForkJoin, "fork-join"}} {
 		t.Run(tc.wantMode, func(t *testing.T) {
-			svc, err := NewDefault(Options{Shards: 4, Mode: tc.mode})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { svc.Close() })
+			svc := openService(t, NewDefault, Options{Shards: 4, Mode: tc.mode})
 			c, hs := serve(t, svc, nil)
 			rows, err := selectTSV(context.Background(), c, q)
 			if err != nil {
@@ -688,11 +684,7 @@ SELECT ?x ?y ?z WHERE { ?y a ub:FullProfessor . ?y ub:teacherOf ?z . ?z a ub:Cou
 }
 
 func TestQueryForms(t *testing.T) {
-	svc, err := NewDefault(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
+	svc := openService(t, NewDefault, Options{})
 	c, _ := serve(t, svc, nil)
 	ctx := context.Background()
 	const ub = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>\n"
@@ -777,11 +769,7 @@ func TestQueryForms(t *testing.T) {
 }
 
 func TestFabricStatsOnlyGrow(t *testing.T) {
-	svc, err := NewDefault(Options{Shards: 4, Mode: planner.ModeForkJoin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
+	svc := openService(t, NewDefault, Options{Shards: 4, Mode: planner.ModeForkJoin})
 	c, hs := serve(t, svc, nil)
 	ctx := context.Background()
 	const q = `PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> SELECT ?x ?y WHERE { ?x ub:advisor ?y . ?y ub:worksFor ?d }`
