@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/wukongd/wukongd/exec/expr"
@@ -177,7 +178,7 @@ func seedTable(ex *planner.Explore, seed *Table) (t *Table, clashes [][2]int) {
 		if col != nil {
 			col = col[:seed.N]
 		}
-		if i := indexOf(ex.Vars, v); i >= 0 {
+		if i := slices.Index(ex.Vars, v); i >= 0 {
 			if isSeedVar[v] {
 				t.Cols[i] = col
 				continue
@@ -192,15 +193,6 @@ func seedTable(ex *planner.Explore, seed *Table) (t *Table, clashes [][2]int) {
 	}
 	t.Vars = vars
 	return t, clashes
-}
-
-func indexOf(vs []sparql.Var, v sparql.Var) int {
-	for i, x := range vs {
-		if x == v {
-			return i
-		}
-	}
-	return -1
 }
 
 // checkCarried keeps the rows whose carried seed values agree with what

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/sparql"
@@ -305,7 +306,7 @@ func pushPoint(ex *Explore, e sparql.Expr) (int, bool) {
 			}
 		}
 		if col < 0 {
-			if indexOfVar(ex.Carried, v) >= 0 {
+			if slices.Contains(ex.Carried, v) {
 				continue // a seed column: there from the start
 			}
 			return 0, false
@@ -329,15 +330,6 @@ func pushPoint(ex *Explore, e sparql.Expr) (int, bool) {
 		return 0, false
 	}
 	return after, true
-}
-
-func indexOfVar(vs []sparql.Var, v sparql.Var) int {
-	for i, x := range vs {
-		if x == v {
-			return i
-		}
-	}
-	return -1
 }
 
 // conjuncts splits e at its top-level && (a filter keeps a row when every

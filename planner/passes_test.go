@@ -2,6 +2,7 @@ package planner
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,7 +106,7 @@ func TestPushFilters(t *testing.T) {
 		want := -1
 		for k, s := range ex.Steps {
 			for v := range exprVars(f.Expr) {
-				col := indexOfVar(ex.Vars, v)
+				col := slices.Index(ex.Vars, v)
 				if (s.ToNew && s.To.Col == col) && k > want {
 					want = k
 				}
@@ -135,7 +136,7 @@ func TestPushOptionalFilter(t *testing.T) {
 		t.Errorf("OPTIONAL's filter left %v, want only BOUND(?zz)", lj.Expr)
 	}
 	ex := findNodes[*Join](lj.Right)[0].Right.(*Explore)
-	if len(ex.Filters) != 1 || ex.Filters[0].After != 0 || indexOfVar(ex.Carried, "n") < 0 {
+	if len(ex.Filters) != 1 || ex.Filters[0].After != 0 || !slices.Contains(ex.Carried, "n") {
 		t.Errorf("right exploration: filters %v, carried %v; want ?c != ?n after its one step, ?n carried", ex.Filters, ex.Carried)
 	}
 }
