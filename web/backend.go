@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/wukongd/wukongd/rdf"
@@ -288,12 +289,12 @@ type Duration time.Duration
 // MarshalJSON writes d in milliseconds.
 func (d Duration) MarshalJSON() ([]byte, error) {
 	ms := float64(d) / float64(time.Millisecond)
-	return []byte(formatFloat(ms)), nil
+	return strconv.AppendFloat(nil, ms, 'f', -1, 64), nil
 }
 
 // UnmarshalJSON reads milliseconds.
 func (d *Duration) UnmarshalJSON(b []byte) error {
-	ms, err := parseFloat(string(b))
+	ms, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
 		return err
 	}
