@@ -122,7 +122,8 @@ func TestGenerateLUBMTriplesSameAsText(t *testing.T) {
 	cfg := datasets.LUBMConfig{Universities: 2, Seed: 3}
 	text := generateText(t, cfg)
 	var b []byte
-	for _, tr := range generateTriples(t, cfg) {
+	ts := generateTriples(t, cfg)
+	for _, tr := range ts {
 		b = rdf.AppendNTriples(b, tr.S)
 		b = append(b, ' ')
 		b = rdf.AppendNTriples(b, tr.P)
@@ -134,8 +135,14 @@ func TestGenerateLUBMTriplesSameAsText(t *testing.T) {
 		t.Fatal("GenerateLUBMTriples and GenerateLUBM differ")
 	}
 	// And the text is valid N-Triples that parses back to the same triples.
-	if got, want := len(readNT(t, bytes.NewReader(text), "generated")), bytes.Count(text, []byte("\n")); got != want {
+	parsed := readNT(t, bytes.NewReader(text), "generated")
+	if got, want := len(parsed), bytes.Count(text, []byte("\n")); got != want {
 		t.Fatalf("parsed %d triples from %d lines", got, want)
+	}
+	for i := range parsed {
+		if parsed[i] != ts[i] {
+			t.Fatalf("triple %d parses back as %v, generated as %v", i, parsed[i], ts[i])
+		}
 	}
 }
 
