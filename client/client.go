@@ -224,10 +224,9 @@ const solutionAccept = "application/sparql-results+json, application/sparql-resu
 
 // Rows streams the solutions of a SELECT query.
 type Rows struct {
-	body io.ReadCloser
-	r    results.SolutionReader
-	row  []rdf.Term
-	err  error
+	r   results.SolutionReader
+	row []rdf.Term
+	err error
 	// Truncated is set at the end when the server cut the result at its
 	// row cap (wukongd's Wukong-Truncated header or trailer).
 	Truncated bool
@@ -254,7 +253,7 @@ func (c *Client) Select(ctx context.Context, query string, opts ...Option) (*Row
 		resp.Body.Close()
 		return nil, errors.New("the query is an ASK query; use Ask")
 	}
-	return &Rows{body: resp.Body, r: sr, resp: resp, Truncated: resp.Header.Get("Wukong-Truncated") == "true"}, nil
+	return &Rows{r: sr, resp: resp, Truncated: resp.Header.Get("Wukong-Truncated") == "true"}, nil
 }
 
 func ctxErr(ctx context.Context, err error) error {
@@ -277,7 +276,7 @@ func (r *Rows) Next() bool {
 		// Read the rest of the document (the reader stops after the last
 		// row): the trailer arrives after it, and a body read to its end
 		// lets the connection be reused.
-		_, _ = io.Copy(io.Discard, io.LimitReader(r.body, 64<<10))
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.resp.Body, 64<<10))
 		if r.resp.Trailer.Get("Wukong-Truncated") == "true" {
 			r.Truncated = true
 		}
@@ -305,7 +304,7 @@ func (r *Rows) Err() error {
 }
 
 // Close releases the connection; it is safe to call more than once.
-func (r *Rows) Close() error { return r.body.Close() }
+func (r *Rows) Close() error { return r.resp.Body.Close() }
 
 // Ask runs an ASK query.
 func (c *Client) Ask(ctx context.Context, query string, opts ...Option) (bool, error) {
