@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -16,11 +15,6 @@ import (
 // Evaluator runs a parsed query over a dataset on a store of the given
 // number of shards and returns its answer.
 type Evaluator func(ctx context.Context, ds *Dataset, q *sparql.Query, shards int) (*Answer, error)
-
-// ErrEngineAPI marks a test the engine cannot be asked to run because its
-// API lacks something (named graphs, the answer of an ASK, CONSTRUCT or
-// DESCRIBE): Evaluate must grow together with the engine.
-var ErrEngineAPI = errors.New("engine API")
 
 // Evaluate is the Evaluator of our engine: it builds a graphstore.Dataset
 // of shards shards (the default graph and every named graph, one
