@@ -230,9 +230,16 @@ func TestCache(t *testing.T) {
 		go func(g int) {
 			defer wg.Done()
 			for i := 0; i < 50; i++ {
-				text := "SELECT * { ?s ?p " + string(rune('a'+(g+i)%5)) + ": }"
-				if _, err := c.ParseQuery("PREFIX a: <x:> PREFIX b: <x:> PREFIX c: <x:> PREFIX d: <x:> PREFIX e: <x:> " + text); err != nil {
+				text := "PREFIX a: <x:a> PREFIX b: <x:b> PREFIX c: <x:c> PREFIX d: <x:d> PREFIX e: <x:e> SELECT * { ?s ?p " + string(rune('a'+(g+i)%5)) + ": }"
+				got, err := c.ParseQuery(text)
+				if err != nil {
 					t.Error(err)
+					return
+				}
+				// The cached query is the one of this text (each names another
+				// IRI), not another text's.
+				if want, err := ParseQuery(text); err != nil || !sameAlgebra(got, want) {
+					t.Errorf("%q: cached query %v, want %v (%v)", text, got, want, err)
 					return
 				}
 			}
