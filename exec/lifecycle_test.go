@@ -53,8 +53,10 @@ func buildGraph(t testing.TB, triples []rdf.Triple, shards int) *graphstore.Stor
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.AddTriples(triples); err != nil {
-		t.Fatal(err)
+	for i := 0; i < len(triples); i += 4096 {
+		if err := b.AddTriples(triples[i:min(i+4096, len(triples))]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	st, err := b.Build()
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/loader"
 	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/rdf"
@@ -49,27 +48,11 @@ func lubm1(t testing.TB) []rdf.Triple {
 // newTestEngine builds a store of triples over shards and an engine on it.
 func newTestEngine(t testing.TB, triples []rdf.Triple, shards int) *Engine {
 	t.Helper()
-	b, err := graphstore.NewBuilder(shards)
+	e, err := NewGraphEngine(buildGraph(t, triples, shards), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < len(triples); i += 4096 {
-		if err := b.AddTriples(triples[i:min(i+4096, len(triples))]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := NewGraphEngine(st, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		e.Close()
-		st.Close()
-	})
+	t.Cleanup(func() { e.Close() }) // before the store's Close, registered earlier
 	return e
 }
 

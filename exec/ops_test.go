@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/sparql"
@@ -350,18 +349,7 @@ func (p *panicStore) Lookup(ctx context.Context, self, shard int, keys []Key, ou
 func TestWorkerPanicIsAnError(t *testing.T) {
 	triples := diffData(t, 3000)
 	for _, shards := range []int{1, 4} {
-		b, err := graphstore.NewBuilder(shards)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.AddTriples(triples); err != nil {
-			t.Fatal(err)
-		}
-		st, err := b.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		gs, err := NewGraphStore(st)
+		gs, err := NewGraphStore(buildGraph(t, triples, shards))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -384,7 +372,6 @@ func TestWorkerPanicIsAnError(t *testing.T) {
 			}
 		}
 		e.Close()
-		st.Close()
 	}
 }
 
