@@ -32,16 +32,6 @@ func init() {
 	register(&command{name: "cluster-sim", summary: "simulate 8–64 shards with the loopback network model (Markdown)", run: runClusterSim})
 }
 
-func clusterList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 func benchQueries(names []string) ([]datasets.Query, error) {
 	var qs []datasets.Query
 	for _, n := range names {
@@ -153,7 +143,7 @@ trips of the tcp fabric from the nodes' /metrics).`)
 		fs.Usage()
 		return errors.New("need --data1, --dataN and --runs ≥ 1")
 	}
-	qs, err := benchQueries(clusterList(*queries))
+	qs, err := benchQueries(splitList(*queries))
 	if err != nil {
 		return err
 	}
@@ -178,7 +168,7 @@ trips of the tcp fabric from the nodes' /metrics).`)
 		roundTrips   float64
 	}
 	results := map[string]map[string][]cell{} // mode → setup → per query
-	for _, mode := range clusterList(*modes) {
+	for _, mode := range splitList(*modes) {
 		results[mode] = map[string][]cell{}
 		for _, su := range setups {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -237,7 +227,7 @@ trips of the tcp fabric from the nodes' /metrics).`)
 		fmt.Printf("---|")
 	}
 	fmt.Println()
-	for _, mode := range clusterList(*modes) {
+	for _, mode := range splitList(*modes) {
 		for i, q := range qs {
 			fmt.Printf("| %s | %s | %d |", mode, q.Label, results[mode][setups[0].name][i].resp.Plan.Rows)
 			for _, su := range setups {
@@ -250,7 +240,7 @@ trips of the tcp fabric from the nodes' /metrics).`)
 	fmt.Printf("\nFabric traffic per query (%s vs %s): reads, read bytes, round trips (tcp only), messages, message bytes:\n\n", setups[2].name, setups[1].name)
 	fmt.Println("| mode | query | tcp reads | tcp read B | tcp round trips | tcp msgs | tcp msg B | loopback reads | loopback read B | loopback msgs | loopback msg B |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
-	for _, mode := range clusterList(*modes) {
+	for _, mode := range splitList(*modes) {
 		for i, q := range qs {
 			t, l := results[mode][setups[2].name][i], results[mode][setups[1].name][i]
 			tf, lf := t.resp.Plan.Fabric, l.resp.Plan.Fabric
@@ -284,7 +274,7 @@ over-counts forked sub-queries, whose network waits overlap.`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	qs, err := benchQueries(clusterList(*queries))
+	qs, err := benchQueries(splitList(*queries))
 	if err != nil {
 		return err
 	}
@@ -303,7 +293,7 @@ over-counts forked sub-queries, whose network waits overlap.`)
 		*univ, *rtt, *msg, *bw/1e9, *workers, *runs)
 	fmt.Println("| shards | mode | query | rows | reads | read KB | round trips | messages | msg KB | network ms (model, summed) | CPU wall ms | estimate ms |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
-	for _, s := range clusterList(*shardList) {
+	for _, s := range splitList(*shardList) {
 		shards, err := strconv.Atoi(s)
 		if err != nil || shards < 1 {
 			return fmt.Errorf("bad shard count %q", s)
@@ -332,7 +322,7 @@ over-counts forked sub-queries, whose network waits overlap.`)
 			st.Close()
 			return err
 		}
-		for _, m := range clusterList(*modes) {
+		for _, m := range splitList(*modes) {
 			mode, ok := planner.ParseMode(m)
 			if !ok {
 				return fmt.Errorf("bad mode %q", m)
