@@ -1,6 +1,7 @@
 package rdmakv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -241,8 +242,12 @@ func TestTCPOverSimNetSlowPeer(t *testing.T) {
 	}
 	// With a deadline longer than the delay it works, on the same
 	// connection (a slow peer is not a dead one).
-	if err := c.fabs[0].Read(context.Background(), 0, ReadRequest{Node: 2, Region: 2, Dst: make([]byte, 64)}); err != nil {
+	dst := make([]byte, 64)
+	if err := c.fabs[0].Read(context.Background(), 0, ReadRequest{Node: 2, Region: 2, Dst: dst}); err != nil {
 		t.Fatal(err)
+	}
+	if !bytes.Equal(dst, c.regions[2].Bytes()[:64]) {
+		t.Fatalf("read from the slow peer: % x, want % x", dst, c.regions[2].Bytes()[:64])
 	}
 	if p := c.fabs[0].Peers()[1]; p.Disconnects != 0 {
 		t.Fatalf("slow peer disconnected: %+v", p)
