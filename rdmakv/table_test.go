@@ -202,7 +202,11 @@ func TestRemoteEqualsLocalAndCountsReads(t *testing.T) {
 func TestFabricErrors(t *testing.T) {
 	f := NewLoopback(2, LoopbackOptions{RingSize: 1})
 	ctx := context.Background()
-	r := NewRegion(make([]byte, 100))
+	buf := make([]byte, 100)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	r := NewRegion(buf)
 	if err := f.Register(1, 0, r); err != nil {
 		t.Fatal(err)
 	}
@@ -234,8 +238,12 @@ func TestFabricErrors(t *testing.T) {
 	}
 	var meter Meter
 	mctx := ContextWithMeter(ctx, &meter)
-	if err := f.Read(mctx, 0, ReadRequest{Node: 1, Offset: 10, Dst: make([]byte, 7)}); err != nil {
+	dst := make([]byte, 7)
+	if err := f.Read(mctx, 0, ReadRequest{Node: 1, Offset: 10, Dst: dst}); err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(dst, buf[10:17]) {
+		t.Fatalf("read %v, want %v", dst, buf[10:17])
 	}
 	if c := meter.Snapshot(); c.Reads != 1 || c.ReadBytes != 7 {
 		t.Fatalf("per-context meter: %+v", c)
