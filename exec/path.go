@@ -647,18 +647,10 @@ func (r *pathReader) starts(x *pathExpr) ([]ID, error) {
 		}
 		return mergeUnion(parts), nil
 	case pathSeq:
-		if x.a.zeroLength() {
-			a, err := r.starts(x.a)
-			if err != nil {
-				return nil, err
-			}
-			b, err := r.starts(x.b)
-			if err != nil {
-				return nil, err
-			}
-			return mergeUnion([][]ID{a, b}), nil
+		if !x.a.zeroLength() {
+			return r.starts(x.a)
 		}
-		return r.starts(x.a)
+		fallthrough // a can match no step: a sequence starts where a or b does
 	case pathAlt:
 		a, err := r.starts(x.a)
 		if err != nil {
