@@ -1,6 +1,7 @@
 package graphstore
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -320,21 +321,11 @@ type idTriple struct{ s, p, o ID }
 func cmpIDTriple(a, b idTriple) int {
 	switch {
 	case a.s != b.s:
-		return cmpID(a.s, b.s)
+		return cmp.Compare(a.s, b.s)
 	case a.p != b.p:
-		return cmpID(a.p, b.p)
+		return cmp.Compare(a.p, b.p)
 	}
-	return cmpID(a.o, b.o)
-}
-
-func cmpID(a, b ID) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Compare(a.o, b.o)
 }
 
 // partitionIDs splits ID triples into per-shard out- and in-edge lists,
