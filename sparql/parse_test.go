@@ -154,7 +154,7 @@ func TestErrors(t *testing.T) {
 		{"SELECT * { ?s ?p x:y }", 1, 18, `undefined prefix "x:"`},
 		{"SELECT * { } VALUES (?a ?b) { (1) }", 1, 31, "VALUES row has 1 values for 2 variables"},
 		{"SELECT * { ?s ?p '\\uD800' }", 1, 18, "not a valid code point"},
-		{"SELECT * { ?s A ?o }", 1, 15, ""},
+		{"SELECT * { ?s A ?o }", 1, 15, "input 'A'"},
 		{"INSERT DATA { ?s <p> 1 }", 1, 15, "variables are not allowed in INSERT DATA"},
 		{"DELETE DATA { _:b <p> 1 }", 1, 15, "blank nodes are not allowed in DELETE DATA"},
 		{"DELETE WHERE { _:b <p> 1 }", 1, 16, "blank nodes are not allowed in DELETE WHERE"},
