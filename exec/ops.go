@@ -568,15 +568,6 @@ func (q *queryRun) orderBy(t *Table, keys []planner.OrderKey) (*Table, error) {
 	if err := q.prepareExists(t, b, es...); err != nil {
 		return nil, err
 	}
-	cache := map[ID]expr.Value{}
-	decode := func(id ID) expr.Value {
-		if v, ok := cache[id]; ok {
-			return v
-		}
-		v := expr.Decode(q.term(id))
-		cache[id] = v
-		return v
-	}
 	sc := stopCheck{ctx: q.ctx}
 	for i, k := range keys {
 		vals[i] = make([]expr.Value, t.N)
@@ -586,7 +577,7 @@ func (q *queryRun) orderBy(t *Table, keys []planner.OrderKey) (*Table, error) {
 					if err := sc.add(1); err != nil {
 						return nil, err
 					}
-					vals[i][r] = decode(t.At(c, r))
+					vals[i][r] = b.value(t.At(c, r)) // one decoding cache with the key expressions
 				}
 			}
 			continue

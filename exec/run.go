@@ -163,12 +163,18 @@ func (b *rowBinding) LookupValue(v sparql.Var) (expr.Value, bool) {
 	if id == 0 {
 		return expr.Value{}, false
 	}
+	x := b.value(id)
+	return x, x.IsBound()
+}
+
+// value decodes the term of id, once per binding.
+func (b *rowBinding) value(id ID) expr.Value {
 	if x, ok := b.cache[id]; ok {
-		return x, x.IsBound()
+		return x
 	}
 	x := expr.Decode(b.q.term(id))
 	b.cache[id] = x
-	return x, x.IsBound()
+	return x
 }
 
 // RowKey implements expr.RowKeyer: the solution's identity for BNODE(str).
