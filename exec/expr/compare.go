@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/wukongd/wukongd/rdf"
@@ -127,19 +128,9 @@ func literalRank(k Kind) int {
 	return 6
 }
 
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // CompareValues is Compare on decoded values.
 func CompareValues(a, b Value) int {
-	if c := cmpInt(termRank(a.kind), termRank(b.kind)); c != 0 {
+	if c := cmp.Compare(termRank(a.kind), termRank(b.kind)); c != 0 {
 		return c
 	}
 	switch a.kind {
@@ -148,7 +139,7 @@ func CompareValues(a, b Value) int {
 	case KindBlank, KindIRI:
 		return strings.Compare(a.term.Value, b.term.Value)
 	}
-	if c := cmpInt(literalRank(a.kind), literalRank(b.kind)); c != 0 {
+	if c := cmp.Compare(literalRank(a.kind), literalRank(b.kind)); c != 0 {
 		return c
 	}
 	var c int
@@ -167,7 +158,7 @@ func CompareValues(a, b Value) int {
 			c = 0
 		}
 		if c == 0 {
-			c = cmpInt(int(a.kind), int(b.kind))
+			c = cmp.Compare(int(a.kind), int(b.kind))
 		}
 	case a.kind == KindString:
 		c = strings.Compare(a.str(), b.str())
@@ -177,7 +168,7 @@ func CompareValues(a, b Value) int {
 			c = strings.Compare(a.term.Lang, b.term.Lang)
 		}
 	case a.kind == KindBoolean:
-		c = cmpInt(int(a.i), int(b.i))
+		c = cmp.Compare(int(a.i), int(b.i))
 	case a.kind == KindDateTime || a.kind == KindDate:
 		as, an := a.dt.timeline()
 		bs, bn := b.dt.timeline()

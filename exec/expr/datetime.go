@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"cmp"
 	"math/big"
 	"strconv"
 	"time"
@@ -83,17 +84,7 @@ func (d dateTime) timeline() (int64, int64) {
 }
 
 func cmpInstant(as, an, bs, bn int64) int {
-	switch {
-	case as < bs:
-		return -1
-	case as > bs:
-		return 1
-	case an < bn:
-		return -1
-	case an > bn:
-		return 1
-	}
-	return 0
+	return cmp.Or(cmp.Compare(as, bs), cmp.Compare(an, bn))
 }
 
 // compareDateTimes orders two dateTimes (or two dates) by the XSD partial

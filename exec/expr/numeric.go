@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"cmp"
 	"math"
 	"math/big"
 	"math/bits"
@@ -222,7 +223,7 @@ func compareNumeric(a, b Value) (int, bool) {
 		if am, as, ok := a.smallDecimal(); ok {
 			if bm, bs, ok := b.smallDecimal(); ok {
 				if x, y, ok := align(am, as, bm, bs); ok {
-					return cmpInt64(x, y), true
+					return cmp.Compare(x, y), true
 				}
 			}
 		}
@@ -414,16 +415,6 @@ func align(am int64, as uint8, bm int64, bs uint8) (int64, int64, bool) {
 		ok = true
 	}
 	return am, bm, ok
-}
-
-func cmpInt64(x, y int64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 // smallDecimalArith adds, subtracts or multiplies two integers or decimals

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"cmp"
 	"testing"
 
 	"github.com/wukongd/wukongd/rdf"
@@ -208,7 +209,7 @@ func TestCompareOrder(t *testing.T) {
 	for i := range terms {
 		for j := range terms {
 			got := CompareValues(terms[i].v, terms[j].v)
-			want := cmpInt(i, j)
+			want := cmp.Compare(i, j)
 			if got != want {
 				t.Errorf("CompareValues(%s, %s) = %d, want %d", terms[i].name, terms[j].name, got, want)
 			}
