@@ -133,17 +133,13 @@ func walkNodes(n Node, fn func(Node)) {
 		}
 		seen[n] = true
 		fn(n)
-		switch n := n.(type) {
-		case *Join:
-			walk(n.Left)
-			walk(n.Right)
-		case *Let:
-			walk(n.Value)
-			walk(n.Body)
-		default:
-			for _, c := range Children(n) {
-				walk(c)
-			}
+		if j, ok := n.(*Join); ok {
+			walk(j.Left) // Children leaves out a bind join's Left
+			walk(j.Right)
+			return
+		}
+		for _, c := range Children(n) {
+			walk(c)
 		}
 	}
 	walk(n)
