@@ -25,6 +25,9 @@ type Dataset struct {
 	named  []namedGraph // sorted by name (compareGraphNames)
 	byName map[rdf.Term]int
 	byID   map[ID]int
+	// version counts the requests applied since the store was loaded
+	// (Version).
+	version uint64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -142,6 +145,13 @@ func NewDataset(st *Store) *Dataset {
 	def := newGraphRef(st, dref)
 	return newDataset(st.dict, dref, st.n, def, nil)
 }
+
+// Version returns the dataset's version: 0 for a dataset built or loaded
+// from files, the version recorded in a snapshot written by WriteDataset,
+// and one more than its receiver's for a dataset returned by Apply (Amend
+// keeps it). A write-ahead log numbers its records with it: the record
+// that produces version v is record v.
+func (d *Dataset) Version() uint64 { return d.version }
 
 // Default returns the store of the default graph (never nil).
 func (d *Dataset) Default() *Store { return d.def.st }

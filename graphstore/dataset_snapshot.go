@@ -100,7 +100,7 @@ func WriteDataset(dir string, ds *Dataset) (err error) {
 		}
 	}()
 	m := DatasetManifest{Manifest: Manifest{FormatVersion: FormatVersion, Triples: ds.Triples(),
-		Terms: uint64(ds.dict.Len()), Shards: ds.shards, Predicates: ds.dict.NumPredicatesAndClasses()}}
+		Terms: uint64(ds.dict.Len()), Shards: ds.shards, Predicates: ds.dict.NumPredicatesAndClasses(), Version: ds.version}}
 	if len(ds.named) > 0 {
 		m.FormatVersion = DatasetFormatVersion
 	}
@@ -313,5 +313,7 @@ func OpenDataset(dir string, opts OpenOptions) (ds *Dataset, err error) {
 		refs = append(refs, ref)
 		named = append(named, namedGraph{name: name, id: g.ID, g: ref})
 	}
-	return newDataset(dict, dref, m.Shards, refs[0], named), nil
+	ds = newDataset(dict, dref, m.Shards, refs[0], named)
+	ds.version = m.Version
+	return ds, nil
 }

@@ -106,6 +106,40 @@ type applyGraph struct {
 //
 // Every shard must be local. On error nothing changes.
 func (d *Dataset) Apply(ctx context.Context, changes ...GraphChange) (*Dataset, error) {
+	nd, err := d.apply(ctx, changes)
+	if err != nil {
+		return nil, err
+	}
+	nd.version = d.version + 1
+	return nd, nil
+}
+
+// Amend is Apply for the second and later steps of one request: the
+// result has the same Version as d, because it is one more state of the
+// version d started (a request whose operations read what the earlier
+// ones wrote, SPARQL Update's DELETE/INSERT … WHERE after INSERT DATA).
+// d must itself come from Apply or Amend and not be published yet; the
+// request's record in a log holds the changes of every step in order
+// (applying them in one Apply gives the same dataset).
+func (d *Dataset) Amend(ctx context.Context, changes ...GraphChange) (*Dataset, error) {
+	nd, err := d.apply(ctx, changes)
+	if err != nil {
+		return nil, err
+	}
+	nd.version = d.version
+	return nd, nil
+}
+
+// Discard drops a dataset that Apply or Amend returned and that was never
+// published (no reader saw it): the changes of its version (every Amend
+// step of it) are undone and it is closed. Datasets built on it must be
+// discarded first. The dataset it was built
+// on stays as it was, and the next Apply on that one gives the same
+// version and the same term IDs as if d had never been built (what a
+// write-ahead log whose write failed needs).
+func (d *Dataset) Discard() error { return d.Close() }
+
+func (d *Dataset) apply(ctx context.Context, changes []GraphChange) (*Dataset, error) {
 	for _, g := range append([]*graphRef{d.def}, d.namedRefs()...) {
 		if len(g.st.LocalShards()) != g.st.n {
 			return nil, fmt.Errorf("cannot change the dataset: %w", ErrAllShardsNeeded)

@@ -49,12 +49,15 @@ var ErrBadSnapshot = errors.New("bad snapshot")
 
 // Manifest is the content of manifest.json.
 type Manifest struct {
-	FormatVersion int        `json:"format_version"`
-	Triples       uint64     `json:"triples"`
-	Terms         uint64     `json:"terms"`
-	Shards        int        `json:"shards"`
-	Predicates    int        `json:"predicates_and_classes"`
-	Files         []FileInfo `json:"files"`
+	FormatVersion int    `json:"format_version"`
+	Triples       uint64 `json:"triples"`
+	Terms         uint64 `json:"terms"`
+	Shards        int    `json:"shards"`
+	Predicates    int    `json:"predicates_and_classes"`
+	// Version is the dataset version the snapshot holds
+	// (Dataset.Version; 0 for a freshly loaded one).
+	Version uint64     `json:"version,omitempty"`
+	Files   []FileInfo `json:"files"`
 }
 
 // FileInfo is a file of a snapshot with its size and CRC-32C (Castagnoli).

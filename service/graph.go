@@ -114,7 +114,7 @@ func (s *Service) change(ctx context.Context, edit func(g *generation) (*graphst
 		return err
 	}
 	if err := ctx.Err(); err != nil {
-		ds.Close()
+		ds.Discard()
 		return err
 	}
 	return s.publish(ds)

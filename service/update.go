@@ -97,24 +97,34 @@ func (r *updateRun) run(ops []sparql.UpdateOp) (*graphstore.Dataset, error) {
 	return ds, nil
 }
 
-// discard closes the intermediate dataset after an error.
+// discard drops the intermediate dataset after an error.
 func (r *updateRun) discard() {
 	if r.cur != r.base {
-		r.cur.Close()
+		r.cur.Discard()
 		r.cur = r.base
 	}
 }
 
-// flush applies the pending changes.
+// flush applies the pending changes: the first flush of the request makes
+// the next version (Apply), later ones amend it (one request, one
+// version).
 func (r *updateRun) flush() error {
 	if len(r.pending) == 0 {
 		return nil
 	}
-	ds, err := r.cur.Apply(r.ctx, r.pending...)
+	var ds *graphstore.Dataset
+	var err error
+	if r.cur == r.base {
+		ds, err = r.cur.Apply(r.ctx, r.pending...)
+	} else {
+		ds, err = r.cur.Amend(r.ctx, r.pending...)
+	}
 	if err != nil {
 		return err
 	}
-	r.discard()
+	if r.cur != r.base {
+		r.cur.Close() // an intermediate state, superseded (not discarded: ds holds its changes)
+	}
 	r.cur = ds
 	r.pending = r.pending[:0]
 	clear(r.touched)
