@@ -8,6 +8,7 @@ import (
 
 	"github.com/wukongd/wukongd/exec"
 	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/sparql"
 )
@@ -24,6 +25,19 @@ type Evaluator func(ctx context.Context, ds *Dataset, q *sparql.Query, shards in
 // ASK answers with exec.Result.Boolean, CONSTRUCT and DESCRIBE with
 // exec.Result.Triples.
 func Evaluate(ctx context.Context, ds *Dataset, q *sparql.Query, shards int) (*Answer, error) {
+	return evaluate(ctx, ds, q, shards, exec.Options{})
+}
+
+// ModeEvaluator is Evaluate with every step that needs remote data forced
+// into mode (planner.ModeInPlace or planner.ModeForkJoin; ModeAuto is
+// Evaluate).
+func ModeEvaluator(mode planner.Mode) Evaluator {
+	return func(ctx context.Context, ds *Dataset, q *sparql.Query, shards int) (*Answer, error) {
+		return evaluate(ctx, ds, q, shards, exec.Options{Mode: mode})
+	}
+}
+
+func evaluate(ctx context.Context, ds *Dataset, q *sparql.Query, shards int, opts exec.Options) (*Answer, error) {
 	b, err := graphstore.NewDatasetBuilder(shards)
 	if err != nil {
 		return nil, err
@@ -56,7 +70,7 @@ func Evaluate(ctx context.Context, ds *Dataset, q *sparql.Query, shards int) (*A
 			st.Close()
 		}
 	}()
-	res, err := e.Run(ctx, q, exec.Options{})
+	res, err := e.Run(ctx, q, opts)
 	if err != nil {
 		return nil, err
 	}

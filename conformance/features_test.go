@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wukongd/wukongd/loader"
+	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/results"
 )
@@ -296,18 +297,28 @@ func parseData(ds *Dataset, data string, trig bool) error {
 	return ds.AddQuads(quads)
 }
 
-// TestFeatures runs our own feature tests with every shard count, under
-// the same ratchet as the W3C tests.
+// featureModes are the execution modes the feature tests run in: the
+// planner's choice, and every step that needs remote data forced in place
+// and forked.
+var featureModes = []struct {
+	name string
+	mode planner.Mode
+}{{"auto", planner.ModeAuto}, {"in-place", planner.ModeInPlace}, {"fork-join", planner.ModeForkJoin}}
+
+// TestFeatures runs our own feature tests (features and semantics) with
+// every shard count and in every execution mode, under the same ratchet as
+// the W3C tests. A test fails when it fails in any mode.
 func TestFeatures(t *testing.T) {
 	shards := shardCounts(t)
 	known, err := ReadList(knownFailuresFile)
 	if err != nil {
 		t.Fatal(err)
 	}
+	all := append(append([]feature(nil), features...), semantics...)
 	names := map[string]bool{}
 	runs := make([][]Outcome, len(shards))
 	for i, n := range shards {
-		for _, f := range features {
+		for _, f := range all {
 			id := ownPrefix + f.name
 			if names[id] && i == 0 {
 				t.Fatalf("two feature tests named %s", f.name)
@@ -324,14 +335,22 @@ func TestFeatures(t *testing.T) {
 			if err := parseData(ds, f.data, f.trig); err != nil {
 				t.Fatalf("%s: bad data: %v", f.name, err)
 			}
-			runs[i] = append(runs[i], runFeature(f, ds, want, n))
+			var out Outcome
+			for _, m := range featureModes {
+				out = runFeature(f, ds, want, n, ModeEvaluator(m.mode))
+				if out.Status != Pass {
+					out.Reason = m.name + ": " + out.Reason
+					break
+				}
+			}
+			runs[i] = append(runs[i], out)
 		}
 		report(t, "conformance feature tests", n, runs[i], known)
 	}
 	ratchet(t, shards, runs, func(id string) bool { return strings.HasPrefix(id, ownPrefix) })
 }
 
-func runFeature(f feature, ds *Dataset, want *Answer, shards int) Outcome {
+func runFeature(f feature, ds *Dataset, want *Answer, shards int, eval Evaluator) Outcome {
 	out := Outcome{ID: ownPrefix + f.name, Dir: strings.Split(f.name, "/")[0]}
 	text := queryPrefixes + f.query
 	q, err := ParseQuery(text, "")
@@ -339,5 +358,5 @@ func runFeature(f feature, ds *Dataset, want *Answer, shards int) Outcome {
 		out.Status, out.Reason, out.Detail = Fail, firstLine("parser: "+err.Error()), text
 		return out
 	}
-	return finish(context.Background(), out, q, text, ds, want, RunOptions{Shards: shards, Timeout: *timeoutFlag})
+	return finish(context.Background(), out, q, text, ds, want, RunOptions{Shards: shards, Timeout: *timeoutFlag, Eval: eval})
 }

@@ -61,6 +61,26 @@ func pos(ctx antlr.ParserRuleContext) Pos {
 
 func tokPos(t antlr.Token) Pos { return Pos{Line: t.GetLine(), Col: t.GetColumn() + 1} }
 
+// noDoubleDot rejects two '.' in a row inside a triples block, template or
+// construct template. Our grammar writes these rules as
+// "triples ( '.' triples? )*" for the parser's sake, which also accepts
+// "?s ?p ?o . ."; the W3C grammar ("TriplesBlock ::= TriplesSameSubjectPath
+// ( '.' TriplesBlock? )?") does not.
+func noDoubleDot(ctx antlr.ParserRuleContext) {
+	dot := false
+	for _, ch := range ctx.GetChildren() {
+		t, ok := ch.(antlr.TerminalNode)
+		if !ok || t.GetText() != "." {
+			dot = false
+			continue
+		}
+		if dot {
+			failf(tokPos(t.GetSymbol()), "'.' cannot follow '.' in a triples block")
+		}
+		dot = true
+	}
+}
+
 func (b *builder) freshLabel() string {
 	for {
 		l := "b" + strconv.Itoa(b.fresh)
@@ -597,6 +617,7 @@ func (b *builder) groupGraphPattern(ctx parser.IGroupGraphPatternContext) Patter
 	for _, ch := range sub.GetChildren() {
 		switch x := ch.(type) {
 		case *parser.TriplesBlockContext:
+			noDoubleDot(x)
 			if !inBlock {
 				b.scopeID++
 				b.curScope = b.scopeID
@@ -885,6 +906,7 @@ func (b *builder) query(ctx *parser.QueryContext) *Query {
 		q.Dataset = b.dataset(c.AllDatasetClause())
 		if t := c.ConstructTemplate(); t != nil {
 			if ct := t.(*parser.ConstructTemplateContext).ConstructTriples(); ct != nil {
+				noDoubleDot(ct)
 				q.Template = b.templateTriples(ct.(*parser.ConstructTriplesContext).AllTriplesSameSubject())
 			}
 			where := b.whereClause(c.WhereClause())
@@ -892,6 +914,7 @@ func (b *builder) query(ctx *parser.QueryContext) *Query {
 		} else {
 			var tss []parser.ITriplesSameSubjectContext
 			if tt := c.TriplesTemplate(); tt != nil {
+				noDoubleDot(tt)
 				tss = tt.(*parser.TriplesTemplateContext).AllTriplesSameSubject()
 			}
 			q.Template = b.templateTriples(tss)
@@ -1607,6 +1630,7 @@ func (b *builder) quads(ctx parser.IQuadsContext, noBlank, noVars string, templa
 		if tt == nil {
 			return
 		}
+		noDoubleDot(tt)
 		var ts triples
 		for _, t := range tt.(*parser.TriplesTemplateContext).AllTriplesSameSubject() {
 			b.triplesSameSubject(t.(*parser.TriplesSameSubjectContext), &ts)

@@ -155,6 +155,15 @@ func TestErrors(t *testing.T) {
 		{"SELECT * { } VALUES (?a ?b) { (1) }", 1, 31, "VALUES row has 1 values for 2 variables"},
 		{"SELECT * { ?s ?p '\\uD800' }", 1, 18, "not a valid code point"},
 		{"SELECT * { ?s A ?o }", 1, 15, "input 'A'"},
+		// "TriplesBlock ::= TriplesSameSubjectPath ( '.' TriplesBlock? )?":
+		// one '.' between triples, never two.
+		{"SELECT * { ?s ?p ?o . . }", 1, 23, "'.' cannot follow '.'"},
+		{"SELECT * { ?s ?p ?o . . ?a ?b ?c }", 1, 23, "'.' cannot follow '.'"},
+		{"SELECT * { ?s ?p ?o OPTIONAL { ?a ?b ?c . . } }", 1, 43, "'.' cannot follow '.'"},
+		{"CONSTRUCT { ?s ?p ?o . . } WHERE { ?s ?p ?o }", 1, 24, "'.' cannot follow '.'"},
+		{"CONSTRUCT WHERE { ?s ?p ?o . . }", 1, 30, "'.' cannot follow '.'"},
+		{"INSERT DATA { <a> <b> <c> . . }", 1, 29, "'.' cannot follow '.'"},
+		{"DELETE WHERE { GRAPH <g> { ?a <b> <c> . . } }", 1, 41, "'.' cannot follow '.'"},
 		{"INSERT DATA { ?s <p> 1 }", 1, 15, "variables are not allowed in INSERT DATA"},
 		{"DELETE DATA { _:b <p> 1 }", 1, 15, "blank nodes are not allowed in DELETE DATA"},
 		{"DELETE WHERE { _:b <p> 1 }", 1, 16, "blank nodes are not allowed in DELETE WHERE"},

@@ -15,8 +15,10 @@ func (k Kind) isLiteral() bool { return k >= KindString }
 // other terms by RDFterm-equal. Two literals that are not the same term,
 // one of which has an unknown datatype or is ill-typed, give a type error,
 // as RDFterm-equal says; two literals of different known types (a number
-// and a string, say) are simply unequal. A dateTime with a timezone and one
-// without are equal only if they are the same value, never indeterminately.
+// and a string, say) are simply unequal. A dateTime (or date) with a
+// timezone and one without are unequal when they are more than 14 hours
+// apart (XSD's rule for partially ordered values); nearer than that their
+// relation is indeterminate, a type error.
 func Equal(a, b Value) (bool, error) {
 	if !a.IsBound() || !b.IsBound() {
 		return false, errUnbound
@@ -35,7 +37,10 @@ func Equal(a, b Value) (bool, error) {
 			return a.i == b.i, nil
 		case KindDateTime, KindDate:
 			c, ok := compareDateTimes(a.dt, b.dt)
-			return ok && c == 0, nil
+			if !ok {
+				return false, errNotComparable
+			}
+			return c == 0, nil
 		case KindIRI, KindBlank:
 			return a.term.Value == b.term.Value, nil
 		}

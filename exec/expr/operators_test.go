@@ -148,7 +148,12 @@ func TestComparison(t *testing.T) {
 		{`?dtl < "2011-02-01T20:00:00Z"^^xsd:dateTime`, `"true"^^xsd:boolean`},
 		{`?dtl < "2011-02-02T20:00:00Z"^^xsd:dateTime`, `"true"^^xsd:boolean`},
 		{`?dtl > "2011-01-30T20:00:00Z"^^xsd:dateTime`, `"true"^^xsd:boolean`},
-		{`?dtl = "2011-02-01T01:02:03Z"^^xsd:dateTime`, `"false"^^xsd:boolean`},
+		{`?dtl = "2011-02-01T01:02:03Z"^^xsd:dateTime`, `error`},  // within 14 hours: indeterminate
+		{`?dtl != "2011-02-01T01:02:03Z"^^xsd:dateTime`, `error`}, // likewise
+		{`?dtl = "2011-02-02T01:02:03Z"^^xsd:dateTime`, `"false"^^xsd:boolean`},
+		{`"2006-08-23"^^xsd:date = "2006-08-23Z"^^xsd:date`, `error`},
+		{`"2006-08-23"^^xsd:date = "2006-08-25Z"^^xsd:date`, `"false"^^xsd:boolean`},
+		{`"2006-08-23+02:00"^^xsd:date = "2006-08-22T22:00:00Z"^^xsd:dateTime`, `"false"^^xsd:boolean`},
 		{`"2011-02-01T24:00:00Z"^^xsd:dateTime = "2011-02-02T00:00:00Z"^^xsd:dateTime`, `"true"^^xsd:boolean`},
 		{`?date < "2011-02-02"^^xsd:date`, `"true"^^xsd:boolean`},
 		{`?date < ?dtl`, `error`},
