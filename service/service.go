@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/wukongd/wukongd/datasets"
 	"github.com/wukongd/wukongd/exec"
@@ -44,6 +46,14 @@ type Options struct {
 	// cluster runs an engine over its own shards; package cluster). It
 	// serves datasets without named graphs only.
 	NewEngine func(st *graphstore.Store, cfg exec.Config) (*exec.Engine, error)
+	// LoadMaxBytes caps the document a LOAD fetches (default
+	// DefaultLoadMaxBytes); LoadTimeout bounds the fetch (default
+	// DefaultLoadTimeout). LoadTransport, if set, makes LOAD's HTTP
+	// requests (default http.DefaultTransport). Which sources LOAD may
+	// fetch is the request's (web.UpdateRequest.AllowedLoads).
+	LoadMaxBytes  int64
+	LoadTimeout   time.Duration
+	LoadTransport http.RoundTripper
 }
 
 // DefaultPrefixes are the prefixes used when Options.Prefixes is nil.

@@ -450,15 +450,16 @@ INSERT DATA { ex:d ex:p "x"@EN }`)
 	if !errors.As(err, &he) || he.StatusCode != http.StatusNotFound || !strings.Contains(he.Message, "http://example.org/missing") {
 		t.Fatalf("CLEAR of a missing graph: %v, want 404 naming it", err)
 	}
+	// A LOAD of a source that is not allowed fails the request: nothing
+	// changes (LOAD itself: TestLoad).
 	const refused = `CLEAR DEFAULT ; LOAD <http://example.org/data.ttl>`
-	if err := svc.Update(ctx, &web.UpdateRequest{Update: refused}); !errors.Is(err, web.ErrUnsupported) || !strings.Contains(err.Error(), "LOAD") {
-		t.Fatalf("LOAD: %v, want ErrUnsupported naming it", err)
+	if err := svc.Update(ctx, &web.UpdateRequest{Update: refused}); !errors.Is(err, web.ErrForbidden) || !strings.Contains(err.Error(), "LOAD <http://example.org/data.ttl>") {
+		t.Fatalf("LOAD: %v, want ErrForbidden naming it", err)
 	}
-	// Through HTTP (LOAD allowed by the web layer): 501 with that message.
-	cl, _ := serve(t, svc, func(o *web.Options) { o.AllowedLoads = []string{"*"} })
-	err = cl.Update(ctx, refused)
-	if !errors.As(err, &he) || he.StatusCode != http.StatusNotImplemented || !strings.Contains(he.Message, "LOAD <http://example.org/data.ttl>") {
-		t.Fatalf("LOAD over HTTP: %v, want 501 with the backend's message", err)
+	// Through HTTP (not allowed by the web layer): 403.
+	err = c.Update(ctx, refused)
+	if !errors.As(err, &he) || he.StatusCode != http.StatusForbidden || !strings.Contains(he.Message, "LOAD <http://example.org/data.ttl>") {
+		t.Fatalf("LOAD over HTTP: %v, want 403 naming the source", err)
 	}
 	if got := count(); got != want {
 		t.Fatalf("after a refused update:\n%s", got)

@@ -34,9 +34,6 @@ func (s *Service) Update(ctx context.Context, req *web.UpdateRequest) error {
 	// Check what can be checked before changing anything.
 	for _, op := range u.Operations {
 		switch op := op.(type) {
-		case *sparql.Load:
-			return fmt.Errorf("%w: LOAD <%s> (line %d): this server does not fetch data; send it with the Graph Store Protocol (PUT or POST on /store)",
-				web.ErrUnsupported, op.Source, op.Line)
 		case *sparql.Modify:
 			if using != nil && (op.Using != nil || op.With != "") {
 				return fmt.Errorf("%w: the update has USING or WITH (line %d) and the request using-graph-uri or using-named-graph-uri: give the dataset in one place",
@@ -47,9 +44,13 @@ func (s *Service) Update(ctx context.Context, req *web.UpdateRequest) error {
 	if len(u.Operations) == 0 {
 		return nil
 	}
+	loads, err := s.fetchLoads(ctx, u.Operations, req.AllowedLoads)
+	if err != nil {
+		return err
+	}
 	return s.change(ctx, func(g *generation) (*graphstore.Dataset, error) {
 		r := &updateRun{svc: s, ctx: ctx, base: g.ds, baseEng: g.eng, cur: g.ds, using: using,
-			touched: map[rdf.Term]bool{}, exists: map[rdf.Term]bool{}}
+			touched: map[rdf.Term]bool{}, exists: map[rdf.Term]bool{}, loads: loads}
 		ds, err := r.run(u.Operations)
 		if err != nil {
 			r.discard()
@@ -72,8 +73,9 @@ type updateRun struct {
 	cur     *graphstore.Dataset // base, or an intermediate dataset we own
 	using   *sparql.Dataset     // the request's using-graph-uri / using-named-graph-uri
 	pending []graphstore.GraphChange
-	touched map[rdf.Term]bool // graphs the pending changes touch
-	exists  map[rdf.Term]bool // named graphs the pending changes create (true) or drop (false)
+	touched map[rdf.Term]bool       // graphs the pending changes touch
+	exists  map[rdf.Term]bool       // named graphs the pending changes create (true) or drop (false)
+	loads   map[*sparql.Load]loaded // the LOAD sources, fetched before the run
 }
 
 // run applies ops and returns the resulting dataset (nil: unchanged).
@@ -219,10 +221,27 @@ func (r *updateRun) op(op sparql.UpdateOp) error {
 		return r.transfer(op, op.From, op.To, op.Silent, true, true)
 	case *sparql.Modify:
 		return r.modify(op)
+	case *sparql.Load:
+		r.load(op)
 	default:
 		return unsupported(op.Position(), opName(op)+" updates")
 	}
 	return nil
+}
+
+// load adds the triples LOAD fetched to its graph (INTO GRAPH g: g,
+// created if it does not exist). A LOAD SILENT whose source was refused or
+// failed does nothing.
+func (r *updateRun) load(op *sparql.Load) {
+	l := r.loads[op]
+	if l.err != nil {
+		return
+	}
+	g := graphOf(op.Into)
+	r.add(graphstore.GraphChange{Graph: g, Clear: !r.graphExists(g), Insert: l.triples})
+	if !g.IsZero() {
+		r.exists[g] = true
+	}
 }
 
 // insertData inserts quads; their blank nodes are new nodes (one scope per

@@ -318,6 +318,9 @@ var (
 	ErrForbidden = errors.New("forbidden")
 	// ErrNotReady: the backend is still loading (503).
 	ErrNotReady = errors.New("not ready")
+	// ErrUpstream: a source the request names (LOAD <iri>) could not be
+	// fetched or parsed (502).
+	ErrUpstream = errors.New("upstream failure")
 )
 
 // Besides those: *sparql.SyntaxError (400 with line and column),

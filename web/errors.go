@@ -72,6 +72,8 @@ func statusOf(err error) apiError {
 		return apiError{Status: http.StatusForbidden, Error: "forbidden", Message: err.Error()}
 	case errors.Is(err, ErrBadRequest):
 		return apiError{Status: http.StatusBadRequest, Error: "bad_request", Message: err.Error()}
+	case errors.Is(err, ErrUpstream):
+		return apiError{Status: http.StatusBadGateway, Error: "upstream", Message: err.Error()}
 	case errors.Is(err, ErrNotReady):
 		return apiError{Status: http.StatusServiceUnavailable, Error: "not_ready", Message: err.Error()}
 	}

@@ -10,7 +10,12 @@ import (
 // declarations to expand prefixed names, and reports a variable endpoint
 // (SERVICE ?s) as "?s". Keywords inside strings, IRIs, prefixed names and
 // variable names do not count.
-func remoteRefs(text, keyword string) []string {
+func remoteRefs(text, keyword string) []string { return scanRefs(text, keyword, false) }
+
+// scanRefs is remoteRefs; with skipSilent it leaves out the IRIs of
+// "keyword SILENT" (a refused LOAD SILENT succeeds without effect, which
+// the backend decides).
+func scanRefs(text, keyword string, skipSilent bool) []string {
 	if !mayContainWord(text, keyword) {
 		return nil // most queries: no lexing (BenchmarkRemoteRefs)
 	}
@@ -29,6 +34,9 @@ func remoteRefs(text, keyword string) []string {
 		case strings.EqualFold(t.text, keyword):
 			j := i + 1
 			if j < len(toks) && toks[j].kind == tokWord && strings.EqualFold(toks[j].text, "SILENT") {
+				if skipSilent {
+					continue
+				}
 				j++
 			}
 			if j >= len(toks) {
@@ -56,9 +64,21 @@ func remoteRefs(text, keyword string) []string {
 }
 
 // allowed reports whether ref is in the allow-list (or the list has "*").
-func allowed(ref string, list []string) bool {
+func allowed(ref string, list []string) bool { return Allowed(ref, list) }
+
+// Allowed reports whether the IRI ref is allowed by list (--allow-service,
+// --allow-load): an entry "*" allows any IRI, an entry ending in "*" every
+// IRI that starts with the rest ("http://data.example/pub/*"), any other
+// entry that IRI exactly.
+func Allowed(ref string, list []string) bool {
+	if ref == "" {
+		return false
+	}
 	for _, a := range list {
-		if a == "*" || (a == ref && ref != "") {
+		if a == "*" || a == ref {
+			return true
+		}
+		if p, ok := strings.CutSuffix(a, "*"); ok && p != "" && strings.HasPrefix(ref, p) {
 			return true
 		}
 	}

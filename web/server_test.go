@@ -355,6 +355,31 @@ func TestRemoteRefs(t *testing.T) {
 	if got := remoteRefs("LOAD SILENT <http://a/b> INTO GRAPH <http://g>", "LOAD"); !reflect.DeepEqual(got, []string{"http://a/b"}) {
 		t.Errorf("LOAD: %q", got)
 	}
+	// The web layer leaves LOAD SILENT to the backend (refused: no effect).
+	if got := scanRefs("LOAD SILENT <http://a/b> ; LOAD <http://c/d>", "LOAD", true); !reflect.DeepEqual(got, []string{"http://c/d"}) {
+		t.Errorf("LOAD, SILENT skipped: %q", got)
+	}
+}
+
+func TestAllowed(t *testing.T) {
+	list := []string{"http://a.example/x.ttl", "http://b.example/pub/*"}
+	for ref, want := range map[string]bool{
+		"http://a.example/x.ttl":      true,
+		"http://a.example/x.ttl2":     false,
+		"http://a.example/y.ttl":      false,
+		"http://b.example/pub/":       true,
+		"http://b.example/pub/z/w.nt": true,
+		"http://b.example/pu":         false,
+		"http://b.example/private":    false,
+		"":                            false,
+	} {
+		if got := Allowed(ref, list); got != want {
+			t.Errorf("Allowed(%q) = %v, want %v", ref, got, want)
+		}
+	}
+	if !Allowed("http://any", []string{"*"}) || Allowed("http://any", nil) || Allowed("http://any", []string{""}) {
+		t.Error(`"*" allows any IRI, an empty list none, an empty entry none`)
+	}
 }
 
 func TestExplain(t *testing.T) {

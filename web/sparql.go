@@ -545,7 +545,7 @@ func (s *Server) runUpdate(c *gin.Context, p *protocolRequest) {
 		writeError(c, err)
 		return
 	}
-	for _, ref := range remoteRefs(p.update, "LOAD") {
+	for _, ref := range scanRefs(p.update, "LOAD", true) {
 		if !allowed(ref, s.opts.AllowedLoads) {
 			writeError(c, fmt.Errorf("%w: LOAD <%s> is not allowed on this server (see --allow-load)", ErrForbidden, ref))
 			return

@@ -52,7 +52,9 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	var cors, services, loads listFlag
 	fs.Var(&cors, "cors", "allow browser calls from this origin (repeatable, comma-separated; * for any)")
 	fs.Var(&services, "allow-service", "allow SERVICE calls to this endpoint IRI (repeatable; * for any)")
-	fs.Var(&loads, "allow-load", "allow LOAD from this IRI (repeatable; * for any)")
+	fs.Var(&loads, "allow-load", "allow LOAD from this IRI (repeatable; PREFIX* for every IRI starting with PREFIX; * for any)")
+	loadMax := fs.Int64("load-max-bytes", service.DefaultLoadMaxBytes, "largest document a LOAD fetches, in bytes")
+	loadTimeout := fs.Duration("load-timeout", service.DefaultLoadTimeout, "time a LOAD's fetch may take")
 	timeout := fs.Duration("timeout", 30*time.Second, "default per-query timeout")
 	maxTimeout := fs.Duration("max-timeout", 5*time.Minute, "maximum per-query timeout a request may ask for")
 	maxRows := fs.Int("max-rows", 1_000_000, "result row cap (negative: none)")
@@ -93,7 +95,7 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 		}
 		defer node.Close()
 		backend, registry = node.Backend(), node.Registry()
-	} else if backend, err = newServeBackendMode(*data, *empty, mode); err != nil {
+	} else if backend, err = newServeBackendOpts(*data, *empty, service.Options{Mode: mode, LoadMaxBytes: *loadMax, LoadTimeout: *loadTimeout}); err != nil {
 		return err
 	}
 	var examples []web.Example
@@ -159,6 +161,11 @@ func newServeBackend(dataDir string, empty bool) (web.Backend, error) {
 // newServeBackendMode is newServeBackend with the execution mode of every
 // query (--mode).
 func newServeBackendMode(dataDir string, empty bool, mode planner.Mode) (web.Backend, error) {
+	return newServeBackendOpts(dataDir, empty, service.Options{Mode: mode})
+}
+
+// newServeBackendOpts is newServeBackend with the service's options.
+func newServeBackendOpts(dataDir string, empty bool, opts service.Options) (web.Backend, error) {
 	start := time.Now()
 	var svc *service.Service
 	var err error
@@ -168,13 +175,13 @@ func newServeBackendMode(dataDir string, empty bool, mode planner.Mode) (web.Bac
 		if _, err := os.Stat(dataDir); err != nil {
 			return nil, fmt.Errorf("cannot serve --data: %w", err)
 		}
-		svc, err = service.Open(dataDir, service.Options{Mode: mode})
+		svc, err = service.Open(dataDir, opts)
 		what = "snapshot " + dataDir
 	case empty:
-		svc, err = service.NewEmpty(service.Options{Mode: mode})
+		svc, err = service.NewEmpty(opts)
 		what = "an empty store"
 	default:
-		svc, err = service.NewDefault(service.Options{Mode: mode})
+		svc, err = service.NewDefault(opts)
 		c := datasets.DefaultLUBMConfig()
 		what = fmt.Sprintf("the embedded default data set (generated LUBM, %d university, seed %d)", c.Universities, c.Seed)
 	}
