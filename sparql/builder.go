@@ -1,6 +1,7 @@
 package sparql
 
 import (
+	"context"
 	"strconv"
 	"strings"
 
@@ -39,6 +40,9 @@ type builder struct {
 	// dataLabels scopes the blank node labels of INSERT DATA like those of
 	// basic graph patterns (one operation may not reuse another's labels).
 	dataLabels bool
+
+	// ctx is the parse's context, checked once per group.
+	ctx context.Context
 }
 
 func newBuilder(tokens *antlr.CommonTokenStream) *builder {
@@ -463,7 +467,9 @@ func (b *builder) path(ctx parser.IPathContext) Path {
 
 func (b *builder) pathAlternative(ctx *parser.PathAlternativeContext) Path {
 	var out Path
+	var ch chain
 	for _, s := range ctx.AllPathSequence() {
+		ch.add(pos(s), "path alternatives")
 		p := b.pathSequence(s.(*parser.PathSequenceContext))
 		if out == nil {
 			out = p
@@ -476,8 +482,10 @@ func (b *builder) pathAlternative(ctx *parser.PathAlternativeContext) Path {
 
 func (b *builder) pathSequence(ctx *parser.PathSequenceContext) Path {
 	var out Path
+	var ch chain
 	for _, e := range ctx.AllPathEltOrInverse() {
 		ec := e.(*parser.PathEltOrInverseContext)
+		ch.add(pos(ec), "path steps")
 		p := b.pathElt(ec.PathElt().(*parser.PathEltContext))
 		if ec.HAT() != nil {
 			p = &InversePath{Pos: pos(ec), Path: p}
@@ -607,6 +615,8 @@ func (b *builder) groupGraphPattern(ctx parser.IGroupGraphPatternContext) Patter
 	var filters []Expr
 	var block []Pattern
 	inBlock := false
+	checkContext(b.ctx)
+	var elems chain
 	flush := func() {
 		if len(block) > 0 {
 			g = join(gp, g, blockPattern(block))
@@ -629,6 +639,7 @@ func (b *builder) groupGraphPattern(ctx parser.IGroupGraphPatternContext) Patter
 			}
 			block = append(block, ts.items...)
 		case *parser.GraphPatternNotTriplesContext:
+			elems.add(pos(x), "group elements")
 			if f := x.Filter(); f != nil {
 				filters = append(filters, b.constraint(f.(*parser.FilterContext).Constraint()))
 				continue
@@ -666,7 +677,9 @@ func (b *builder) notTriples(gp Pos, g Pattern, x *parser.GraphPatternNotTriples
 	case x.GroupOrUnionGraphPattern() != nil:
 		u := x.GroupOrUnionGraphPattern().(*parser.GroupOrUnionGraphPatternContext)
 		var a Pattern
+		var ch chain
 		for _, gg := range u.AllGroupGraphPattern() {
+			ch.add(pos(gg), "UNION branches")
 			p := b.groupGraphPattern(gg)
 			if a == nil {
 				a = p
@@ -1321,7 +1334,9 @@ func (b *builder) call(p Pos, iri string, al *parser.ArgListContext) Expr {
 func (b *builder) expression(ctx parser.IExpressionContext) Expr {
 	or := ctx.(*parser.ExpressionContext).ConditionalOrExpression().(*parser.ConditionalOrExpressionContext)
 	var out Expr
+	var ch chain
 	for _, a := range or.AllConditionalAndExpression() {
+		ch.add(pos(a), "|| operands")
 		e := b.andExpr(a.(*parser.ConditionalAndExpressionContext))
 		if out == nil {
 			out = e
@@ -1334,7 +1349,9 @@ func (b *builder) expression(ctx parser.IExpressionContext) Expr {
 
 func (b *builder) andExpr(ctx *parser.ConditionalAndExpressionContext) Expr {
 	var out Expr
+	var ch chain
 	for _, v := range ctx.AllValueLogical() {
+		ch.add(pos(v), "&& operands")
 		e := b.relational(v.(*parser.ValueLogicalContext).RelationalExpression().(*parser.RelationalExpressionContext))
 		if out == nil {
 			out = e
@@ -1368,8 +1385,10 @@ func (b *builder) expressionList(ctx parser.IExpressionListContext) []Expr {
 
 func (b *builder) additive(ctx *parser.AdditiveExpressionContext) Expr {
 	out := b.multiplicative(ctx.MultiplicativeExpression().(*parser.MultiplicativeExpressionContext))
+	ch := chain{n: 1}
 	for _, t := range ctx.AllAdditiveTail() {
 		tc := t.(*parser.AdditiveTailContext)
+		ch.add(pos(tc), "+ and - operands")
 		if m := tc.MultiplicativeExpression(); m != nil {
 			r := b.multiplicative(m.(*parser.MultiplicativeExpressionContext))
 			out = &BinaryExpr{Pos: pos(tc), Op: tc.GetOp().GetText(), L: out, R: r}
@@ -1397,8 +1416,10 @@ func (b *builder) multiplicative(ctx *parser.MultiplicativeExpressionContext) Ex
 }
 
 func (b *builder) multiplicativeTails(out Expr, tails []parser.IMultiplicativeTailContext) Expr {
+	ch := chain{n: 1}
 	for _, t := range tails {
 		tc := t.(*parser.MultiplicativeTailContext)
+		ch.add(pos(tc), "* and / operands")
 		r := b.unary(tc.UnaryExpression().(*parser.UnaryExpressionContext))
 		out = &BinaryExpr{Pos: pos(tc), Op: tc.GetOp().GetText(), L: out, R: r}
 	}

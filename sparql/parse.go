@@ -1,6 +1,7 @@
 package sparql
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -10,11 +11,16 @@ import (
 )
 
 // ParseQuery parses a SPARQL 1.1 query. Errors are *SyntaxError.
-func ParseQuery(text string) (*Query, error) {
+func ParseQuery(text string) (*Query, error) { return ParseQueryContext(context.Background(), text) }
+
+// ParseQueryContext is ParseQuery that stops when ctx is done (with
+// ctx's cause as the error).
+func ParseQueryContext(ctx context.Context, text string) (*Query, error) {
 	var q *Query
-	err := parseWith(text, func(p *parser.SparqlParser) antlr.ParserRuleContext { return p.QueryUnit() },
+	err := parseWith(ctx, text, func(p *parser.SparqlParser) antlr.ParserRuleContext { return p.QueryUnit() },
 		func(b *builder, tree antlr.ParserRuleContext) {
 			q = b.query(tree.(*parser.QueryUnitContext).Query().(*parser.QueryContext))
+			checkDepth(q.Pattern)
 		})
 	if err != nil {
 		return nil, err
@@ -23,11 +29,20 @@ func ParseQuery(text string) (*Query, error) {
 }
 
 // ParseUpdate parses a SPARQL 1.1 update request. Errors are *SyntaxError.
-func ParseUpdate(text string) (*Update, error) {
+func ParseUpdate(text string) (*Update, error) { return ParseUpdateContext(context.Background(), text) }
+
+// ParseUpdateContext is ParseUpdate that stops when ctx is done (with
+// ctx's cause as the error).
+func ParseUpdateContext(ctx context.Context, text string) (*Update, error) {
 	var u *Update
-	err := parseWith(text, func(p *parser.SparqlParser) antlr.ParserRuleContext { return p.UpdateUnit() },
+	err := parseWith(ctx, text, func(p *parser.SparqlParser) antlr.ParserRuleContext { return p.UpdateUnit() },
 		func(b *builder, tree antlr.ParserRuleContext) {
 			u = b.update(tree.(*parser.UpdateUnitContext).Update().(*parser.UpdateContext))
+			for _, op := range u.Operations {
+				if m, ok := op.(*Modify); ok {
+					checkDepth(m.Pattern)
+				}
+			}
 		})
 	if err != nil {
 		return nil, err
@@ -114,12 +129,31 @@ type bailout struct{ err *SyntaxError }
 // parseWith runs the two-stage parse (SLL prediction with bail-out first,
 // then full LL with error reporting only when SLL fails) and then the
 // builder.
-func parseWith(text string, rule func(*parser.SparqlParser) antlr.ParserRuleContext, build func(*builder, antlr.ParserRuleContext)) (err error) {
+func parseWith(ctx context.Context, text string, rule func(*parser.SparqlParser) antlr.ParserRuleContext, build func(*builder, antlr.ParserRuleContext)) (err error) {
+	if err := checkText(text); err != nil {
+		return err
+	}
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+	}
+	// A limit (nesting, the deadline) stops the lexer, the parser or the
+	// builder with a parseAbort panic.
+	defer func() {
+		if r := recover(); r != nil {
+			pa, ok := r.(parseAbort)
+			if !ok {
+				panic(r)
+			}
+			err = pa.err
+		}
+	}()
 	input := antlr.NewInputStream(text)
 	lx := parser.NewSparqlLexer(input)
 	lx.RemoveErrorListeners()
-	tokens := antlr.NewCommonTokenStream(lx, antlr.TokenDefaultChannel)
-	tree, ok := parseSLL(tokens, rule)
+	tokens := antlr.NewCommonTokenStream(&guardedLexer{SparqlLexer: lx, ctx: ctx}, antlr.TokenDefaultChannel)
+	tree, ok := parseSLL(ctx, tokens, rule)
 	if !ok {
 		// Stage two: full LL, which also gives the precise error.
 		tokens.Seek(0)
@@ -128,6 +162,9 @@ func parseWith(text string, rule func(*parser.SparqlParser) antlr.ParserRuleCont
 		l := &errorListener{DefaultErrorListener: antlr.NewDefaultErrorListener()}
 		p.AddErrorListener(l)
 		p.GetInterpreter().SetPredictionMode(antlr.PredictionModeLL)
+		if ctx != nil {
+			p.AddParseListener(&deadlineListener{ctx: ctx})
+		}
 		tree = parseLL(p, rule)
 		if l.err != nil {
 			return l.err
@@ -137,6 +174,7 @@ func parseWith(text string, rule func(*parser.SparqlParser) antlr.ParserRuleCont
 		}
 	}
 	b := newBuilder(tokens)
+	b.ctx = ctx
 	defer func() {
 		if r := recover(); r != nil {
 			bo, ok := r.(bailout)
@@ -171,9 +209,12 @@ func (bailStrategy) Sync(antlr.Parser)                                {}
 
 // parseSLL runs the first stage: SLL prediction, stopping at the first
 // error. ok is false when the text needs the second stage.
-func parseSLL(tokens *antlr.CommonTokenStream, rule func(*parser.SparqlParser) antlr.ParserRuleContext) (tree antlr.ParserRuleContext, ok bool) {
+func parseSLL(ctx context.Context, tokens *antlr.CommonTokenStream, rule func(*parser.SparqlParser) antlr.ParserRuleContext) (tree antlr.ParserRuleContext, ok bool) {
 	p := parser.NewSparqlParser(tokens)
 	p.RemoveErrorListeners()
+	if ctx != nil {
+		p.AddParseListener(&deadlineListener{ctx: ctx})
+	}
 	p.SetErrorHandler(bailStrategy{antlr.NewDefaultErrorStrategy()})
 	p.GetInterpreter().SetPredictionMode(antlr.PredictionModeSLL)
 	defer func() {

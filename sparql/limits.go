@@ -1,0 +1,248 @@
+package sparql
+
+import (
+	"context"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/antlr4-go/antlr/v4"
+
+	"github.com/wukongd/wukongd/sparql/internal/parser"
+)
+
+// MaxNesting is the deepest a query or update may nest: brackets ((), {},
+// []) in the text, and operands of one operator chain (a || b || c, the
+// OPTIONAL, MINUS, BIND, UNION and group elements of one group, the steps
+// of a path); the algebra tree they build together may be 4×MaxNesting
+// deep. Deeper text is a
+// *SyntaxError at the line and column where the limit was passed.
+//
+// The limit keeps every recursion over the parse — the generated parser,
+// the builder, and the passes of the planner and executor that walk the
+// algebra — within a small, fixed stack, whatever the input.
+const MaxNesting = 1000
+
+// maxTreeDepth bounds the depth of the algebra tree: chains nested in
+// brackets (each within MaxNesting) can make a deeper tree than either.
+const maxTreeDepth = 4 * MaxNesting
+
+// checkInterval is how many tokens (and rule entries) pass between two
+// looks at the parse's context.
+const checkInterval = 1024
+
+// parseAbort is the panic value that stops the lexer or parser at a limit
+// (nesting, deadline, bad text); parseWith recovers it.
+type parseAbort struct{ err error }
+
+// checkText refuses text that is not valid UTF-8 or holds a NUL character,
+// naming the line and column (in code points) of the first bad byte.
+func checkText(text string) error {
+	line, col := 1, 1
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			switch c {
+			case 0:
+				return &SyntaxError{Line: line, Col: col, Msg: "NUL character in the text"}
+			case '\n':
+				line, col = line+1, 1
+			default:
+				col++
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError && n == 1 {
+			return &SyntaxError{Line: line, Col: col, Msg: fmt.Sprintf("invalid UTF-8 (byte 0x%02x)", c)}
+		}
+		i += n
+		col++
+	}
+	return nil
+}
+
+// guardedLexer is the token source of a parse: the generated lexer, with
+// the nesting of brackets counted as tokens are made (before the parser
+// sees them, so the parser's recursion never passes MaxNesting) and the
+// context checked every checkInterval tokens.
+type guardedLexer struct {
+	*parser.SparqlLexer
+	ctx   context.Context
+	depth int
+	n     int
+}
+
+func (l *guardedLexer) NextToken() antlr.Token {
+	t := l.SparqlLexer.NextToken()
+	switch t.GetTokenType() {
+	case parser.SparqlLexerLBRACE, parser.SparqlLexerLPAREN, parser.SparqlLexerLBRACK:
+		if l.depth++; l.depth > MaxNesting {
+			panic(parseAbort{&SyntaxError{Line: t.GetLine(), Col: t.GetColumn() + 1,
+				Msg: fmt.Sprintf("brackets nest deeper than the limit of %d levels", MaxNesting)}})
+		}
+	case parser.SparqlLexerRBRACE, parser.SparqlLexerRPAREN, parser.SparqlLexerRBRACK:
+		l.depth--
+	}
+	if l.n++; l.n%checkInterval == 0 {
+		checkContext(l.ctx)
+	}
+	return t
+}
+
+// checkContext stops the parse when ctx is done.
+func checkContext(ctx context.Context) {
+	if ctx == nil {
+		return
+	}
+	if err := ctx.Err(); err != nil {
+		panic(parseAbort{context.Cause(ctx)})
+	}
+}
+
+// deadlineListener checks the parse's context every checkInterval rule
+// entries, so that full-LL prediction over a long text stops in time too.
+type deadlineListener struct {
+	antlr.BaseParseTreeListener
+	ctx context.Context
+	n   int
+}
+
+func (l *deadlineListener) EnterEveryRule(antlr.ParserRuleContext) {
+	if l.n++; l.n%checkInterval == 0 {
+		checkContext(l.ctx)
+	}
+}
+
+// chain counts the operands of one operator chain (or the elements of one
+// group) as the builder adds them, refusing more than MaxNesting.
+type chain struct{ n int }
+
+func (c *chain) add(p Pos, what string) {
+	if c.n++; c.n > MaxNesting {
+		failf(p, "more than %d %s in a row (the nesting limit)", MaxNesting, what)
+	}
+}
+
+// checkDepth fails when the algebra under pat nests deeper than
+// maxTreeDepth; its recursion stops at the limit.
+func checkDepth(pat Pattern) {
+	depthPattern(pat, 0)
+}
+
+func depthPattern(pat Pattern, d int) {
+	if pat == nil {
+		return
+	}
+	if d++; d > maxTreeDepth {
+		failf(pat.Position(), "the query nests deeper than the limit of %d levels", maxTreeDepth)
+	}
+	switch x := pat.(type) {
+	case *Join:
+		depthPattern(x.Left, d)
+		depthPattern(x.Right, d)
+	case *LeftJoin:
+		depthPattern(x.Left, d)
+		depthPattern(x.Right, d)
+		depthExpr(x.Expr, d)
+	case *Union:
+		depthPattern(x.Left, d)
+		depthPattern(x.Right, d)
+	case *Minus:
+		depthPattern(x.Left, d)
+		depthPattern(x.Right, d)
+	case *Filter:
+		for _, e := range x.Exprs {
+			depthExpr(e, d)
+		}
+		depthPattern(x.Input, d)
+	case *Graph:
+		depthPattern(x.Input, d)
+	case *Service:
+		depthPattern(x.Input, d)
+	case *Extend:
+		depthExpr(x.Expr, d)
+		depthPattern(x.Input, d)
+	case *Group:
+		for _, e := range x.Keys {
+			depthExpr(e, d)
+		}
+		for _, a := range x.Aggregates {
+			depthExpr(a.Agg, d)
+		}
+		depthPattern(x.Input, d)
+	case *OrderBy:
+		for _, c := range x.Conds {
+			depthExpr(c.Expr, d)
+		}
+		depthPattern(x.Input, d)
+	case *Project:
+		depthPattern(x.Input, d)
+	case *Distinct:
+		depthPattern(x.Input, d)
+	case *Reduced:
+		depthPattern(x.Input, d)
+	case *Slice:
+		depthPattern(x.Input, d)
+	case *PathPattern:
+		depthPath(x.Path, d, x.Pos)
+	}
+}
+
+func depthExpr(e Expr, d int) {
+	if e == nil {
+		return
+	}
+	if d++; d > maxTreeDepth {
+		failf(e.Position(), "the expression nests deeper than the limit of %d levels", maxTreeDepth)
+	}
+	switch x := e.(type) {
+	case *UnaryExpr:
+		depthExpr(x.X, d)
+	case *BinaryExpr:
+		depthExpr(x.L, d)
+		depthExpr(x.R, d)
+	case *InExpr:
+		depthExpr(x.X, d)
+		for _, a := range x.List {
+			depthExpr(a, d)
+		}
+	case *CallExpr:
+		for _, a := range x.Args {
+			depthExpr(a, d)
+		}
+	case *FuncExpr:
+		for _, a := range x.Args {
+			depthExpr(a, d)
+		}
+	case *Aggregate:
+		depthExpr(x.Arg, d)
+	case *ExistsExpr:
+		depthPattern(x.Pattern, d)
+	}
+}
+
+func depthPath(p Path, d int, at Pos) {
+	if p == nil {
+		return
+	}
+	if d++; d > maxTreeDepth {
+		failf(at, "the property path nests deeper than the limit of %d levels", maxTreeDepth)
+	}
+	switch x := p.(type) {
+	case *InversePath:
+		depthPath(x.Path, d, at)
+	case *SequencePath:
+		depthPath(x.Left, d, at)
+		depthPath(x.Right, d, at)
+	case *AlternativePath:
+		depthPath(x.Left, d, at)
+		depthPath(x.Right, d, at)
+	case *ZeroOrMorePath:
+		depthPath(x.Path, d, at)
+	case *OneOrMorePath:
+		depthPath(x.Path, d, at)
+	case *ZeroOrOnePath:
+		depthPath(x.Path, d, at)
+	}
+}
