@@ -73,10 +73,13 @@ type Engine struct {
 
 // planCache keeps the plans of recently run queries, keyed by the parsed
 // query (the parse cache hands out one *sparql.Query per text) and the
-// options that change the plan. Plans are immutable once built.
+// options that change the plan. Plans are immutable once built. It is
+// bounded in entries and in bytes (each charged its query's Weight); the
+// plan of a query heavier than maxPlanWeight is not kept.
 type planCache struct {
-	mu sync.Mutex
-	m  map[planKey]*planner.Plan
+	mu    sync.Mutex
+	m     map[planKey]*planner.Plan
+	bytes int
 }
 
 type planKey struct {
@@ -85,7 +88,11 @@ type planKey struct {
 	threshold float64
 }
 
-const planCacheSize = 1024
+const (
+	planCacheSize  = 1024
+	planCacheBytes = 64 << 20
+	maxPlanWeight  = 1 << 20
+)
 
 func (c *planCache) get(k planKey) *planner.Plan {
 	c.mu.Lock()
@@ -94,12 +101,18 @@ func (c *planCache) get(k planKey) *planner.Plan {
 }
 
 func (c *planCache) put(k planKey, p *planner.Plan) {
+	w := k.q.Weight()
+	if w > maxPlanWeight {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= planCacheSize {
+	if c.m == nil || len(c.m) >= planCacheSize || c.bytes+w > planCacheBytes {
 		c.m = map[planKey]*planner.Plan{} // simple bound: start over
+		c.bytes = 0
 	}
 	c.m[k] = p
+	c.bytes += w
 }
 
 // node is one node of the cluster as the engine runs it.

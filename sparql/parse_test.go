@@ -222,9 +222,15 @@ func TestCache(t *testing.T) {
 		t.Error("bad query accepted")
 	}
 	if _, err := c.ParseQuery("SELECT * {"); err == nil {
-		t.Error("cached bad query accepted")
+		t.Error("bad query accepted the second time")
+	}
+	if c.Len() != 1 {
+		t.Errorf("cache holds %d entries after a bad query, want 1 (errors are not kept)", c.Len())
 	}
 	if _, err := c.ParseUpdate("CLEAR ALL"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ParseQuery("ASK {}"); err != nil {
 		t.Fatal(err)
 	}
 	if c.Len() != 2 {
@@ -257,6 +263,38 @@ func TestCache(t *testing.T) {
 	wg.Wait()
 	if c.Len() > 2 {
 		t.Errorf("cache grew to %d entries beyond its capacity", c.Len())
+	}
+}
+
+// TestCacheBytes: the cache keeps no text over MaxCachedText and stays
+// within its byte budget, evicting the least recently used.
+func TestCacheBytes(t *testing.T) {
+	c := NewCacheBytes(1000, 3*entryCost(strings.Repeat("x", 1000)))
+	big := "SELECT * { VALUES ?x { " + strings.Repeat("1 ", MaxCachedText/2) + "} }"
+	q1, err := c.ParseQuery(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q2, _ := c.ParseQuery(big); q2 == q1 || c.Len() != 0 {
+		t.Fatalf("a text of %d bytes was cached (%d entries)", len(big), c.Len())
+	}
+	text := func(i int) string {
+		return fmt.Sprintf("SELECT * { ?s ?p %d } #%s", i, strings.Repeat("c", 1000))
+	}
+	for i := 0; i < 10; i++ {
+		if _, err := c.ParseQuery(text(i)); err != nil {
+			t.Fatal(err)
+		}
+		if c.Bytes() > 3*entryCost(strings.Repeat("x", 1000)) {
+			t.Fatalf("cache charged %d bytes, over its budget", c.Bytes())
+		}
+	}
+	if c.Len() != 2 {
+		t.Errorf("cache holds %d entries, want the 2 that fit", c.Len())
+	}
+	q9, _ := c.ParseQuery(text(9))
+	if q9b, _ := c.ParseQuery(text(9)); q9 != q9b {
+		t.Error("the most recent entry was evicted")
 	}
 }
 

@@ -80,15 +80,30 @@ func translateRegex(pattern, flags string) (string, error) {
 }
 
 // regexCache holds compiled regexps for patterns that are not constants of
-// the query; it is cleared when full.
+// the query, bounded in entries and in bytes (each entry is charged
+// regexCost); it is cleared when full. A pattern longer than
+// maxCachedPattern is compiled for each use and never kept.
 var regexCache struct {
 	sync.Mutex
-	m map[string]*regex
+	m     map[string]*regex
+	bytes int
 }
 
-const regexCacheSize = 1024
+const (
+	regexCacheSize   = 1024
+	regexCacheBytes  = 16 << 20
+	maxCachedPattern = 4 << 10
+)
+
+// regexCost estimates the memory of a cached regex: its key and a compiled
+// program of a few instructions per byte of pattern, each some tens of
+// bytes.
+func regexCost(key string) int { return 64*len(key) + 1024 }
 
 func getRegex(pattern, flags string) (*regex, error) {
+	if len(pattern) > maxCachedPattern {
+		return compileRegex(pattern, flags)
+	}
 	key := flags + "\x00" + pattern
 	regexCache.Lock()
 	r, ok := regexCache.m[key]
@@ -98,13 +113,16 @@ func getRegex(pattern, flags string) (*regex, error) {
 	}
 	r, err := compileRegex(pattern, flags)
 	if err != nil {
-		return nil, err
+		return nil, err // errors are not kept
 	}
+	cost := regexCost(key)
 	regexCache.Lock()
-	if regexCache.m == nil || len(regexCache.m) >= regexCacheSize {
+	if regexCache.m == nil || len(regexCache.m) >= regexCacheSize || regexCache.bytes+cost > regexCacheBytes {
 		regexCache.m = make(map[string]*regex)
+		regexCache.bytes = 0
 	}
 	regexCache.m[key] = r
+	regexCache.bytes += cost
 	regexCache.Unlock()
 	return r, nil
 }
