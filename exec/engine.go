@@ -598,7 +598,7 @@ func (e *Engine) Run(ctx context.Context, q *sparql.Query, opts Options) (*Resul
 // Query parses text (through a parse cache) and runs it; the plan is
 // cached too, so a repeated query costs only its execution.
 func (e *Engine) Query(ctx context.Context, text string, opts Options) (*Result, error) {
-	q, err := e.parsed.ParseQuery(text)
+	q, err := e.parsed.ParseQueryContext(ctx, text)
 	if err != nil {
 		return nil, err
 	}
