@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"regexp"
 	"sort"
 	"strconv"
@@ -65,7 +66,30 @@ type rdfxmlParser struct {
 	nblank uint64
 	ids    map[string]bool
 	out    []rdf.Quad
+
+	// Internal DTD entities, expanded at use (never at declaration) and
+	// within MaxEntityExpansion bytes for the whole document: the decoder
+	// inserts a marker (marker, the entity's index, U+E001) that
+	// expandEntities replaces. The marker is a private-use character and a
+	// random nonce, so that no text of the document can pass for one.
+	entities []entity
+	expanded int    // bytes produced by expansions so far
+	marker   string // "\uE000" and the nonce
 }
+
+// entity is a declared internal entity: its literal value, with
+// references to entities declared before it left unexpanded.
+type entity struct {
+	name, raw string
+	size      int    // the length of its full expansion, capped past the limit
+	full      string // the expansion, once needed
+	done      bool
+}
+
+// MaxEntityExpansion is the most text the internal entities of one RDF/XML
+// document may expand to, all uses together; past it the document is a
+// *SyntaxError ("billion laughs" is refused, not expanded).
+const MaxEntityExpansion = 1 << 20
 
 // xmlFail is the bail-out panic of the RDF/XML parser.
 type xmlFail struct {
@@ -131,6 +155,9 @@ func parseRDFXML(r io.Reader, opts Options, emit func(rdf.Quad) error) (err erro
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
+			for i := range t.Attr {
+				t.Attr[i].Value = p.expandEntities(t.Attr[i].Value)
+			}
 			line, col := dec.InputPos()
 			n := &xnode{name: t.Name, line: line, col: col}
 			for _, a := range t.Attr {
@@ -160,6 +187,9 @@ func parseRDFXML(r io.Reader, opts Options, emit func(rdf.Quad) error) (err erro
 			} else if inRDF {
 				n.parent = root
 			}
+			if len(stack) >= MaxNesting {
+				p.fail(n, "elements nest deeper than the limit of %d levels", MaxNesting)
+			}
 			stack = append(stack, n)
 		case xml.EndElement:
 			if len(stack) == 0 {
@@ -186,6 +216,9 @@ func parseRDFXML(r io.Reader, opts Options, emit func(rdf.Quad) error) (err erro
 				}
 			}
 		case xml.CharData:
+			if len(p.entities) > 0 {
+				t = xml.CharData(p.expandEntities(string(t)))
+			}
 			if len(stack) > 0 {
 				top := stack[len(stack)-1]
 				top.content = append(top.content, t.Copy())
@@ -214,15 +247,96 @@ func (p *rdfxmlParser) directive(d xml.Directive) {
 		return
 	}
 	for _, m := range entityDecl.FindAllStringSubmatch(s, -1) {
-		v := m[2] + m[3]
-		// Expand references to entities declared earlier.
-		for k, ev := range p.dec.Entity {
-			v = strings.ReplaceAll(v, "&"+k+";", ev)
+		if _, dup := p.dec.Entity[m[1]]; dup {
+			continue // the first declaration binds
 		}
-		if _, dup := p.dec.Entity[m[1]]; !dup {
-			p.dec.Entity[m[1]] = v
+		e := entity{name: m[1], raw: m[2] + m[3]}
+		// The size of its expansion, from those of the entities declared
+		// before it (references to others stay as they are written).
+		e.size = len(e.raw)
+		p.eachRef(e.raw, func(i int) {
+			if e.size < MaxEntityExpansion+1 {
+				e.size += p.entities[i].size - len(p.entities[i].name) - 2
+			}
+		})
+		e.size = min(e.size, MaxEntityExpansion+1)
+		if p.marker == "" {
+			p.marker = fmt.Sprintf("\uE000%016x:", rand.Uint64())
+		}
+		p.dec.Entity[e.name] = p.marker + strconv.Itoa(len(p.entities)) + "\uE001"
+		p.entities = append(p.entities, e)
+	}
+}
+
+// eachRef calls fn with the index of each declared entity referenced
+// (&name;) in v.
+func (p *rdfxmlParser) eachRef(v string, fn func(i int)) {
+	for {
+		a := strings.IndexByte(v, '&')
+		if a < 0 {
+			return
+		}
+		b := strings.IndexByte(v[a:], ';')
+		if b < 0 {
+			return
+		}
+		name := v[a+1 : a+b]
+		v = v[a+b+1:]
+		for i := range p.entities {
+			if p.entities[i].name == name {
+				fn(i)
+				break
+			}
 		}
 	}
+}
+
+// expandEntities replaces the entity markers in s by the entities' values,
+// failing once the document's expansions pass MaxEntityExpansion.
+func (p *rdfxmlParser) expandEntities(s string) string {
+	if len(p.entities) == 0 || !strings.Contains(s, p.marker) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		a := strings.Index(s, p.marker)
+		if a < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:a])
+		s = s[a+len(p.marker):]
+		num, rest, ok := strings.Cut(s, "\uE001")
+		i, err := strconv.Atoi(num)
+		if !ok || err != nil || i < 0 || i >= len(p.entities) {
+			p.fail(nil, "BUG: bad entity marker")
+		}
+		b.WriteString(p.entity(i))
+		s = rest
+	}
+}
+
+// entity returns the full expansion of entity i, charging it to the
+// document's expansion budget.
+func (p *rdfxmlParser) entity(i int) string {
+	e := &p.entities[i]
+	if p.expanded += e.size; e.size > MaxEntityExpansion || p.expanded > MaxEntityExpansion {
+		p.fail(nil, "the entities of the document expand to more than %d bytes (entity %q)", MaxEntityExpansion, e.name)
+	}
+	if !e.done {
+		v := e.raw
+		for j := i - 1; j >= 0; j-- {
+			if ej := &p.entities[j]; strings.Contains(v, "&"+ej.name+";") {
+				if !ej.done {
+					p.expanded -= ej.size // the outer entity's charge covers it
+					p.entity(j)
+				}
+				v = strings.ReplaceAll(v, "&"+ej.name+";", ej.full)
+			}
+		}
+		e.full, e.done = v, true
+	}
+	return e.full
 }
 
 // scope applies the xml:base and xml:lang attributes of n.

@@ -2,6 +2,7 @@ package loader
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -67,5 +68,39 @@ func TestRDFXMLFeatures(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestRDFXMLEntityExpansionBounded: "billion laughs" (entities of
+// entities, declared in a few hundred bytes) is a syntax error, found
+// without expanding it; entities of entities within the budget expand, in
+// attributes and text.
+func TestRDFXMLEntityExpansionBounded(t *testing.T) {
+	var dtd strings.Builder
+	dtd.WriteString(`<!ENTITY lol0 "lol">`)
+	for i := 1; i <= 10; i++ {
+		fmt.Fprintf(&dtd, `<!ENTITY lol%d "%s">`, i, strings.Repeat(fmt.Sprintf("&lol%d;", i-1), 10))
+	}
+	doc := func(use string) string {
+		return `<?xml version="1.0"?><!DOCTYPE rdf:RDF [` + dtd.String() + `]>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://example.org/">
+  <rdf:Description rdf:about="http://example.org/a"><ex:p>` + use + `</ex:p></rdf:Description>
+</rdf:RDF>`
+	}
+	for _, use := range []string{"&lol10;", "&lol6;", strings.Repeat("&lol4;", 200)} {
+		_, err := parseAll(t, RDFXML, doc(use), Options{Name: "laughs.rdf"})
+		var se *SyntaxError
+		if !errors.As(err, &se) || !strings.Contains(se.Msg, "expand to more than") {
+			t.Fatalf("%.20s: got %v, want the expansion limit", use, err)
+		}
+	}
+	qs, err := parseAll(t, RDFXML, doc("&lol3;&lol0;"), Options{})
+	if err != nil || len(qs) != 1 || qs[0].O != rdf.NewLiteral(strings.Repeat("lol", 1001), "") {
+		t.Fatalf("lol3: got %d quads, %v", len(qs), err)
+	}
+	attr := strings.Replace(doc("x"), `rdf:about="http://example.org/a"`, `rdf:about="http://example.org/&lol2;"`, 1)
+	qs, err = parseAll(t, RDFXML, attr, Options{})
+	if err != nil || len(qs) != 1 || qs[0].S != rdf.NewIRI("http://example.org/"+strings.Repeat("lol", 100)) {
+		t.Fatalf("attribute: got %v, %v", qs, err)
 	}
 }

@@ -32,7 +32,18 @@ type turtleParser struct {
 	tokErr   bool // the last error was about the current token
 	pending  []rdf.Quad
 	nblank   uint64
+	depth    int // nesting of [ … ] and ( … ) around the current token
 }
+
+// enter counts one more level of nesting, failing past MaxNesting; leave
+// undoes it.
+func (p *turtleParser) enter() {
+	if p.depth++; p.depth > MaxNesting {
+		p.failTok("blank node property lists and collections nest deeper than the limit of %d levels", MaxNesting)
+	}
+}
+
+func (p *turtleParser) leave() { p.depth-- }
 
 func parseTurtle(r io.Reader, trig bool, opts Options, emit func(rdf.Quad) error) error {
 	p := &turtleParser{trig: trig, opts: opts, base: opts.Base, prefixes: map[string]string{}}
@@ -71,6 +82,7 @@ func parseTurtle(r io.Reader, trig bool, opts Options, emit func(rdf.Quad) error
 // TriG, one statement inside or a whole graph block). It reads the first
 // token itself when first is set.
 func (p *turtleParser) statement(first bool) (done bool, err error) {
+	p.depth = 0 // a statement starts outside brackets (also after an error)
 	defer func() {
 		if r := recover(); r != nil {
 			le, ok := r.(*lexErr)
@@ -387,12 +399,14 @@ func (p *turtleParser) object() rdf.Term {
 	case tPunct:
 		switch t.val {
 		case "[":
+			p.enter()
 			p.advance()
 			b := p.newBlank()
 			if !p.isPunct("]") {
 				p.predicateObjectList(b)
 			}
 			p.expect("]")
+			p.leave()
 			return b
 		case "(":
 			return p.collection()
@@ -405,6 +419,8 @@ func (p *turtleParser) object() rdf.Term {
 // collection parses '(' object* ')' into an rdf:first/rdf:rest list and
 // returns its head.
 func (p *turtleParser) collection() rdf.Term {
+	p.enter()
+	defer p.leave()
 	p.advance()
 	head := rdfNilTerm
 	var prev rdf.Term
