@@ -4,7 +4,7 @@ BIN     := bin/wukongd
 ADDR    ?= 127.0.0.1:8080
 PKGS    := ./...
 
-.PHONY: all build test lint generate bench bench-micro bench-e2e bench-peers bench-doc run clean
+.PHONY: all build test test-lubm test-uba lint generate bench bench-micro bench-e2e bench-peers bench-doc run clean
 
 all: build
 
@@ -14,6 +14,15 @@ build:
 # Tests: vet and format checks first, then every package's tests.
 test: lint
 	$(GO) test -count=1 -timeout 25m $(PKGS)
+
+# The generator against the LUBM-1/10/40 reference files (LUBM-40: ~10 s, not in CI).
+test-lubm:
+	WUKONGD_LUBM40=1 $(GO) test -count=1 -run 'IsUBA' -v ./datasets
+
+# The generator against UBA 1.7 itself (Java; UBA=classpath of its compiled classes), other seeds
+# and start indices; UPDATE=-update rewrites datasets/testdata/uba.tsv. About 3 minutes.
+test-uba:
+	WUKONGD_UBA=$(UBA) $(GO) test -count=1 -timeout 30m -run 'TestAgainstUBA' -v ./datasets $(UPDATE)
 
 lint:
 	$(GO) vet $(PKGS)

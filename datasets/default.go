@@ -4,7 +4,7 @@ import "github.com/wukongd/wukongd/rdf"
 
 // DefaultLUBMConfig returns the configuration of the small data set that
 // the embedded default (`wukongd serve` with no data, `make run`) serves:
-// LUBM-1 with seed 0, about 111,000 triples. It is generated, never
+// LUBM-1 with seed 0, UBA's LUBM(1, seed 0), 100,573 triples. It is generated, never
 // downloaded.
 func DefaultLUBMConfig() LUBMConfig {
 	return LUBMConfig{Universities: 1, Seed: 0}

@@ -1,49 +1,47 @@
 // Package datasets holds the LUBM data generator, the LUBM query sets, and
 // the small data set that the embedded default serves.
 //
-// In: a scale (universities) and a seed. Out: N-Triples text
-// (GenerateLUBM, optionally gzip), or rdf.Triples (GenerateLUBMTriples);
-// and query texts (LUBMQueries, LUBMQuery).
+// In: a number of universities, a start index and a seed. Out: N-Triples
+// text (GenerateLUBM, optionally gzip), or rdf.Triples
+// (GenerateLUBMTriples); and query texts (LUBMQueries, LUBMQuery).
 //
 // # The generator
 //
-// It is our own code, written from the published LUBM profile (Guo, Pan,
-// Heflin 2005) and the documented behaviour of UBA 1.7, the original
-// generator, checked against UBA's real output (lubm1/lubm10 in
-// ../shared/datasets/lubm: every class and predicate count within 10%;
-// `go test ./datasets -run TestLUBMMatchesReal -v` prints the counts).
-// It uses UBA's value ranges (lubm_profile.go), its URI scheme
-// (http://www.University0.edu, http://www.Department0.University0.edu,
-// …/FullProfessor0, …/FullProfessor0/Publication0, …/Course0,
-// …/GraduateCourse0, …/ResearchGroup0), the univ-bench ontology IRIs and
-// its literal formats (names "FullProfessor0", emails
-// "FullProfessor0@Department0.University0.edu", telephones "xxx-xxx-xxxx",
-// research interests "Research12").
+// It writes exactly the data of UBA 1.7, the original LUBM generator
+// (Lehigh University), for `-univ N -index I -seed S -onto
+// http://swat.cse.lehigh.edu/onto/univ-bench.owl`, converted to N-Triples
+// as ../shared/datasets/lubm/README.md describes: UBA's files
+// (University<u>_<d>.owl, one per department) in order, each in document
+// order; the owl:Ontology header of each file named
+// file:///University<u>_<d>.owl; a triple that occurred before dropped
+// (only the rdf:type of a university repeats: UBA writes it with every
+// reference). It is our own code, written from UBA's published source: it
+// reproduces UBA's random process step for step, with java.util.Random's
+// 48-bit LCG (javarand.go) seeded per university with
+// S*(-2^31) + u, and the same draws in the same order (uba.go): the
+// department count; per department its shape (faculty by rank, students
+// per faculty member, teaching and research assistants, research groups)
+// and its chair; per faculty member the courses taught (a draw UBA makes
+// and ignores included), three degrees from University0 … University999,
+// a research interest, the number of publications; per undergraduate the
+// courses and an advisor one time in five; per graduate student the
+// courses, the undergraduate degree, the advisor and the co-authored
+// publications; then the assistants.
 //
-// Per department it writes, in UBA's order: the department; its full,
-// associate and assistant professors and lecturers (courses taught, three
-// degrees, research interest, the head of department); undergraduates
-// (2–4 courses, one in five with an advisor); graduate students (1–3
-// graduate courses, an undergraduate degree, an advisor, 0–5 co-authored
-// publications); research groups; the publications with their authors; the
-// courses and graduate courses; the teaching and research assistants. An
-// advisor is a professor of a rank drawn uniformly, as in UBA. Degrees are
-// drawn from University0 … University999 whatever the scale (as UBA does),
-// so most point to universities that are not generated; those get just an
-// rdf:type, written once.
+// The checks: LUBM-1, LUBM-10 (in CI) and LUBM-40 (make test-lubm) are
+// byte for byte the reference files made from UBA's output; nine other
+// runs (other seeds, start indices, universities from 1000 on, the
+// largest index and seed) match UBA's output as run by TestAgainstUBA
+// (testdata/uba.tsv records the counts and SHA-256s, which CI checks).
 //
-// Unlike UBA the output has no owl:Ontology header and no repeated triples:
-// every triple is written exactly once.
-//
-// Determinism and speed: each university draws from its own PCG streams keyed
-// by (seed, university), so universities are generated in parallel and the
-// output is byte-identical for a seed whatever the number of workers; a
-// cheap sequential pre-pass decides which university writes the rdf:type of
-// each referenced university. The text is built by appending into one
-// buffer per university; with gzip each university is one gzip member,
-// compressed in parallel. A different seed gives different data; the same
-// seed with more universities gives the same first universities (except
-// for where the type triples of referenced universities are written).
+// Speed: universities are independent (each reseeds the generator), so
+// they are generated in parallel and written in order; the output is the
+// same whatever the number of workers. Only the rdf:type triples of the
+// degree universities depend on the universities before: a cheap
+// sequential pre-pass generates, without output, the first universities
+// until all 1,000 degree universities have been typed (two or three). The
+// text is built by appending into one buffer per university; with gzip
+// each university is one gzip member, compressed in parallel.
 //
 // # Queries
 //

@@ -10,14 +10,20 @@ import (
 	"github.com/wukongd/wukongd/rdf"
 )
 
-// LUBMConfig says what GenerateLUBM and GenerateLUBMTriples generate.
+// LUBMConfig says what GenerateLUBM and GenerateLUBMTriples generate: the
+// data UBA 1.7 writes for `-univ Universities -index Index -seed Seed`.
 type LUBMConfig struct {
-	// Universities is the scale: LUBM-N has N universities, University0 …
-	// University<N-1>. It must be at least 1.
+	// Universities is the number of universities: LUBM-N has N. It must be
+	// at least 1.
 	Universities int
-	// Seed selects the data; the same seed and scale give byte-identical
-	// output, whatever Workers is.
-	Seed uint64
+	// Index is the index of the first university (UBA's -index):
+	// University<Index> … University<Index+Universities-1> are generated.
+	Index int
+	// Seed is UBA's -seed, 0 to 2^31-1. University u draws from
+	// java.util.Random seeded with Seed*(-2^31) + u, so a university is the
+	// same whatever Universities and Index, and the same seed and scale
+	// give byte-identical output whatever Workers is.
+	Seed int64
 	// Workers is the number of universities generated in parallel;
 	// 0 means runtime.GOMAXPROCS(0).
 	Workers int
@@ -30,12 +36,19 @@ type LUBMConfig struct {
 	Progress func(done, total int)
 }
 
-// MaxLUBMUniversities bounds LUBMConfig.Universities.
-const MaxLUBMUniversities = 1 << 24
+// MaxUBAInt is the largest seed and university index UBA accepts
+// (Integer.MAX_VALUE).
+const MaxUBAInt = 1<<31 - 1
 
 func (c *LUBMConfig) check() error {
-	if c.Universities < 1 || c.Universities > MaxLUBMUniversities {
-		return fmt.Errorf("cannot generate LUBM: %d universities (want 1 to %d)", c.Universities, MaxLUBMUniversities)
+	switch {
+	case c.Universities < 1:
+		return fmt.Errorf("cannot generate LUBM: %d universities (want at least 1)", c.Universities)
+	case c.Index < 0 || int64(c.Index)+int64(c.Universities)-1 > MaxUBAInt:
+		return fmt.Errorf("cannot generate LUBM: universities %d to %d (UBA numbers them 0 to %d)",
+			c.Index, int64(c.Index)+int64(c.Universities)-1, MaxUBAInt)
+	case c.Seed < 0 || c.Seed > MaxUBAInt:
+		return fmt.Errorf("cannot generate LUBM: seed %d (want 0 to %d)", c.Seed, MaxUBAInt)
 	}
 	return nil
 }
@@ -48,6 +61,44 @@ func (c *LUBMConfig) workers() int {
 	return min(w, c.Universities)
 }
 
+// typedBefore returns, for the i-th generated university, the set of
+// degree universities whose rdf:type the universities before it write: a
+// university's type is written where it first occurs in the data set, and
+// every university refers to hundreds of the 1,000 degree universities.
+// It generates the universities in order, without output, until all 1,000
+// are typed (after two or three universities); the slice ends there, and
+// from there on every degree university is typed before.
+func (c *LUBMConfig) typedBefore() []*univSet {
+	var sets []*univSet
+	g := newUnivGen(c.Seed, nopSink{})
+	var typed univSet
+	for i := 0; i < c.Universities-1 && !typed.full(); i++ {
+		before := typed
+		sets = append(sets, &before)
+		g.generate(c.Index+i, &before)
+		typed = g.typed
+	}
+	if !typed.full() {
+		sets = append(sets, &typed)
+	}
+	return sets
+}
+
+// typedFor returns the typedBefore set of the i-th university.
+func typedFor(sets []*univSet, i int) *univSet {
+	if i < len(sets) {
+		return sets[i]
+	}
+	return &allDegreeUniversities
+}
+
+var allDegreeUniversities = func() (s univSet) {
+	for u := range DegreeUniversities {
+		s.add(u)
+	}
+	return s
+}()
+
 // GenerateLUBM writes LUBM-N as N-Triples to w and returns the number of
 // triples written. The output is duplicate-free; triples come university by
 // university in UBA's order (see the package documentation). It only calls
@@ -58,7 +109,7 @@ func GenerateLUBM(w io.Writer, cfg LUBMConfig) (int64, error) {
 		return 0, err
 	}
 	workers := cfg.workers()
-	owner := ownersOf(cfg.Seed, cfg.Universities)
+	typed := cfg.typedBefore()
 	free := make(chan []byte, 2*workers+2) // chunk buffers for reuse
 	getBuf := func() []byte {
 		select {
@@ -86,15 +137,14 @@ func GenerateLUBM(w io.Writer, cfg LUBMConfig) (int64, error) {
 	}
 	states := make([]state, workers)
 	for i := range states {
-		states[i].gen = newUnivGen(cfg.Seed, owner)
-		states[i].gen.sink = &states[i].text
+		states[i].gen = newUnivGen(cfg.Seed, &states[i].text)
 	}
 	var total int64
 	err := ordered(cfg.Universities, workers,
 		func(worker, u int) chunk {
 			st := &states[worker]
 			st.text = textSink{buf: getBuf()}
-			st.gen.generate(u)
+			st.gen.generate(cfg.Index+u, typedFor(typed, u))
 			c := chunk{buf: st.text.buf, triples: st.text.triples}
 			if cfg.Gzip {
 				out := &appendWriter{b: getBuf()}
@@ -115,7 +165,7 @@ func GenerateLUBM(w io.Writer, cfg LUBMConfig) (int64, error) {
 			_, err := w.Write(c.buf)
 			putBuf(c.buf)
 			if err != nil {
-				return fmt.Errorf("cannot write LUBM University%d: %w", u, err)
+				return fmt.Errorf("cannot write LUBM University%d: %w", cfg.Index+u, err)
 			}
 			total += c.triples
 			if cfg.Progress != nil {
@@ -135,16 +185,15 @@ func GenerateLUBMTriples(cfg LUBMConfig, emit func(rdf.Triple) error) (int64, er
 		return 0, err
 	}
 	workers := cfg.workers()
-	owner := ownersOf(cfg.Seed, cfg.Universities)
+	typed := cfg.typedBefore()
 	type state struct {
 		gen  *univGen
 		sink tripleSink
 	}
 	states := make([]state, workers)
 	for i := range states {
-		states[i].gen = newUnivGen(cfg.Seed, owner)
 		states[i].sink.intern = make(map[string]string)
-		states[i].gen.sink = &states[i].sink
+		states[i].gen = newUnivGen(cfg.Seed, &states[i].sink)
 	}
 	var total int64
 	err := ordered(cfg.Universities, workers,
@@ -152,7 +201,7 @@ func GenerateLUBMTriples(cfg LUBMConfig, emit func(rdf.Triple) error) (int64, er
 			st := &states[worker]
 			clear(st.sink.intern)
 			st.sink.triples = make([]rdf.Triple, 0, 160_000)
-			st.gen.generate(u)
+			st.gen.generate(cfg.Index+u, typedFor(typed, u))
 			return st.sink.triples
 		},
 		func(u int, ts []rdf.Triple) error {

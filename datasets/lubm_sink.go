@@ -78,3 +78,10 @@ func (t *tripleSink) lit(s []byte, p predicate, v []byte) {
 func (t *tripleSink) typ(s []byte, c class) {
 	t.triples = append(t.triples, rdf.Triple{S: rdf.NewIRI(t.str(s)), P: predTerm[predType], O: classTerm[c]})
 }
+
+// nopSink drops every triple; typedBefore runs the generator with it.
+type nopSink struct{}
+
+func (nopSink) iri([]byte, predicate, []byte) {}
+func (nopSink) lit([]byte, predicate, []byte) {}
+func (nopSink) typ([]byte, class)             {}

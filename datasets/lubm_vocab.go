@@ -23,6 +23,7 @@ const (
 	classGraduateCourse
 	classTeachingAssistant
 	classResearchAssistant
+	classOntology // owl:Ontology, the type of each UBA file's header
 	numClasses
 )
 
@@ -32,7 +33,22 @@ var className = [numClasses]string{
 	"University", "Department", "FullProfessor", "AssociateProfessor",
 	"AssistantProfessor", "Lecturer", "UndergraduateStudent", "GraduateStudent",
 	"ResearchGroup", "Publication", "Course", "GraduateCourse",
-	"TeachingAssistant", "ResearchAssistant",
+	"TeachingAssistant", "ResearchAssistant", "Ontology",
+}
+
+// OWL is the namespace of owl:Ontology and owl:imports.
+const OWL = "http://www.w3.org/2002/07/owl#"
+
+// UnivBenchOntology is the IRI of the univ-bench ontology, which UBA's
+// files import (UBA's -onto argument).
+const UnivBenchOntology = "http://swat.cse.lehigh.edu/onto/univ-bench.owl"
+
+// classIRI is the IRI of class c.
+func classIRI(c class) string {
+	if c == classOntology {
+		return OWL + className[c]
+	}
+	return UnivBench + className[c]
 }
 
 // predicate is a property the generator writes.
@@ -56,6 +72,7 @@ const (
 	predAdvisor
 	predPublicationAuthor
 	predTeachingAssistantOf
+	predImports // owl:imports
 	numPredicates
 )
 
@@ -77,6 +94,7 @@ var predicateIRI = [numPredicates]string{
 	UnivBench + "advisor",
 	UnivBench + "publicationAuthor",
 	UnivBench + "teachingAssistantOf",
+	OWL + "imports",
 }
 
 // Pre-rendered N-Triples tokens and rdf.Terms, built once.
@@ -94,8 +112,8 @@ func init() {
 		predToken[p] = []byte("<" + iri + "> ")
 		predTerm[p] = rdf.NewIRI(iri)
 	}
-	for c, name := range className {
-		typeToken[c] = []byte("<" + rdf.RDFType + "> <" + UnivBench + name + "> .\n")
-		classTerm[c] = rdf.NewIRI(UnivBench + name)
+	for c := range numClasses {
+		typeToken[c] = []byte("<" + rdf.RDFType + "> <" + classIRI(c) + "> .\n")
+		classTerm[c] = rdf.NewIRI(classIRI(c))
 	}
 }

@@ -20,10 +20,12 @@ func init() {
 }
 
 const genDescription = `
-Generates a LUBM data set with wukongd's own generator, which follows the
-published LUBM profile and UBA's URI scheme (University0 … University<N-1>,
-15-25 departments each, faculty, students, courses, publications). The same
---univ and --seed always give byte-identical output.
+Generates a LUBM data set: exactly the triples that UBA 1.7, the original
+LUBM generator, writes for "-univ N -index I -seed S -onto
+http://swat.cse.lehigh.edu/onto/univ-bench.owl" (University<I> …
+University<I+N-1>), converted to N-Triples: each file's owl:Ontology header
+is named file:///University<u>_<d>.owl, and repeated triples are dropped.
+The same --univ, --index and --seed always give byte-identical output.
 
 The output is N-Triples; a FILE ending in .gz is gzip-compressed. "-" writes
 to standard output. A FILE is written under a temporary name and renamed when
@@ -33,9 +35,10 @@ Example:
   wukongd gen lubm --univ 100 --out lubm100.nt.gz`
 
 func runGen(args []string) error {
-	fs := newFlagSet("gen", "lubm --univ N [--seed S] [--workers W] --out FILE|-", genDescription)
+	fs := newFlagSet("gen", "lubm --univ N [--index I] [--seed S] [--workers W] --out FILE|-", genDescription)
 	univ := fs.Int("univ", 1, "number of universities (the N of LUBM-N)")
-	seed := fs.Uint64("seed", 0, "random seed")
+	index := fs.Int("index", 0, "index of the first university (UBA's -index)")
+	seed := fs.Int64("seed", 0, "UBA's random seed, 0 to 2147483647")
 	workers := fs.Int("workers", 0, "universities generated in parallel (0: one per CPU)")
 	out := fs.String("out", "", `output file (".gz" suffix: gzip), or "-" for standard output`)
 	quiet := fs.Bool("quiet", false, "no progress bar or summary on standard error")
@@ -57,7 +60,7 @@ func runGen(args []string) error {
 	if *out == "" {
 		return errors.New(`missing --out FILE (or "-" for standard output)`)
 	}
-	cfg := datasets.LUBMConfig{Universities: *univ, Seed: *seed, Workers: *workers, Gzip: strings.HasSuffix(*out, ".gz")}
+	cfg := datasets.LUBMConfig{Universities: *univ, Index: *index, Seed: *seed, Workers: *workers, Gzip: strings.HasSuffix(*out, ".gz")}
 	showProgress := !*quiet && term.IsTerminal(int(os.Stderr.Fd()))
 	if showProgress {
 		bar := progressbar.NewOptions(*univ,

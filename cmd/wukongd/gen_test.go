@@ -16,12 +16,12 @@ func TestGenLUBM(t *testing.T) {
 	plain := filepath.Join(dir, "lubm1.nt")
 	zipped := filepath.Join(dir, "lubm1.nt.gz")
 	for _, out := range []string{plain, zipped} {
-		if got := run([]string{"gen", "lubm", "--univ", "1", "--seed", "5", "--quiet", "--out", out}); got != 0 {
+		if got := run([]string{"gen", "lubm", "--univ", "1", "--index", "3", "--seed", "5", "--quiet", "--out", out}); got != 0 {
 			t.Fatalf("gen --out %s: exit status %d", out, got)
 		}
 	}
 	var want bytes.Buffer
-	if _, err := datasets.GenerateLUBM(&want, datasets.LUBMConfig{Universities: 1, Seed: 5}); err != nil {
+	if _, err := datasets.GenerateLUBM(&want, datasets.LUBMConfig{Universities: 1, Index: 3, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(plain)
@@ -75,6 +75,10 @@ func TestGenErrors(t *testing.T) {
 		{"gen", "dbpedia", "--out", "-"},
 		{"gen", "lubm", "--univ", "1"},
 		{"gen", "lubm", "--univ", "0", "--out", "-"},
+		{"gen", "lubm", "--seed", "-1", "--out", "-"},
+		{"gen", "lubm", "--seed", "2147483648", "--out", "-"},
+		{"gen", "lubm", "--index", "-1", "--out", "-"},
+		{"gen", "lubm", "--univ", "2", "--index", "2147483647", "--out", "-"},
 		{"gen", "lubm", "--out", filepath.Join(t.TempDir(), "no", "such", "dir.nt")},
 		{"gen", "lubm", "--out", "-", "extra"},
 		{"gen", "lubm", "--out", t.TempDir()},
