@@ -293,6 +293,15 @@ func (s *sliceTriples) Err() error         { return nil }
 func (s *sliceTriples) Close() error       { return nil }
 
 func (b *testBackend) Update(ctx context.Context, req *UpdateRequest) error {
+	if strings.Contains(req.Update, "SLEEP") {
+		select {
+		case b.started <- req.ID:
+		default:
+		}
+		<-ctx.Done()
+		b.cancelled <- req.ID
+		return ctx.Err()
+	}
 	return fmt.Errorf("test backend: %w", ErrUnsupported)
 }
 

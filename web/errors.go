@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 
 	"github.com/gin-gonic/gin"
 
@@ -58,6 +59,8 @@ func statusOf(err error) apiError {
 		return apiError{Status: http.StatusBadRequest, Error: "data_syntax_error", Message: le.Error(), Line: le.Line, Col: le.Col}
 	case errors.As(err, &mbe):
 		return apiError{Status: http.StatusRequestEntityTooLarge, Error: "body_too_large", Message: err.Error()}
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return apiError{Status: http.StatusRequestTimeout, Error: "request_timeout", Message: "the request did not arrive within the server's read timeout"}
 	case errors.Is(err, context.DeadlineExceeded):
 		return apiError{Status: TimeoutStatus, Error: "timeout", Message: "the query ran past its timeout and was stopped"}
 	case errors.Is(err, context.Canceled):
@@ -84,6 +87,7 @@ func statusOf(err error) apiError {
 // error for the request log.
 func writeError(c *gin.Context, err error) {
 	ae := statusOf(err)
+	ae.Message = clipMessage(ae.Message)
 	ae.QueryID = c.GetString(ctxQueryID)
 	_ = c.Error(err)
 	var he *httpError

@@ -12,6 +12,7 @@ type metrics struct {
 	latency  *prometheus.HistogramVec // by form and outcome
 	queries  *prometheus.CounterVec   // by form and outcome
 	active   prometheus.Gauge
+	stopping prometheus.Gauge
 	timeouts prometheus.Counter
 	rejected prometheus.Counter
 	rows     prometheus.Counter
@@ -41,6 +42,10 @@ func newMetrics(reg *prometheus.Registry, b Backend, s *Server) (*metrics, error
 			Name: "wukongd_queries_active",
 			Help: "Queries and graph operations running now.",
 		}),
+		stopping: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "wukongd_queries_stopping",
+			Help: "Queries already answered (timeout, cancel) whose work has not stopped yet; each still holds its slot.",
+		}),
 		timeouts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "wukongd_query_timeouts_total",
 			Help: "Queries stopped by their timeout.",
@@ -58,7 +63,7 @@ func newMetrics(reg *prometheus.Registry, b Backend, s *Server) (*metrics, error
 			Help: "HTTP requests by route, method and status code.",
 		}, []string{"route", "method", "code"}),
 	}
-	cs := []prometheus.Collector{m.latency, m.queries, m.active, m.timeouts, m.rejected, m.rows, m.requests}
+	cs := []prometheus.Collector{m.latency, m.queries, m.active, m.stopping, m.timeouts, m.rejected, m.rows, m.requests}
 	if fs, ok := b.(FabricStatser); ok {
 		cs = append(cs, &fabricCollector{src: fs})
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"runtime"
 	"runtime/debug"
@@ -36,9 +37,21 @@ type Options struct {
 	MaxRows int
 	// MaxBodyBytes caps request bodies (default 64 MiB); more is 413.
 	MaxBodyBytes int64
-	// MaxConcurrent caps the queries and graph operations running at once
-	// (default 4×GOMAXPROCS); past it, 429 with Retry-After.
+	// MaxConcurrent caps the queries and Graph Store reads running at once
+	// (default 4×GOMAXPROCS); past it, 429 with Retry-After. A query holds
+	// its slot until the backend has returned (its work has stopped), not
+	// only until the response is sent.
 	MaxConcurrent int
+	// MaxConcurrentUpdates caps the updates and Graph Store writes admitted
+	// at once, running or waiting for the write lock (default 16); past
+	// it, 429. Updates never take query slots, so queued writers cannot
+	// starve readers.
+	MaxConcurrentUpdates int
+	// WriteTimeout is the progress timeout of responses: a write to the
+	// client that makes no progress for this long (a client that stopped
+	// reading) cuts the connection, which stops the query and frees its
+	// slot (default 30s).
+	WriteTimeout time.Duration
 	// UpdateToken enables SPARQL Update and Graph Store writes; they then
 	// need "Authorization: Bearer <UpdateToken>". Empty: writes are off.
 	UpdateToken string
@@ -71,11 +84,16 @@ type Server struct {
 	engine  *gin.Engine
 	metrics *metrics
 	slots   chan struct{}
+	updates chan struct{}
 	workers *workerPool
 
 	mu      sync.Mutex
-	running map[string]context.CancelCauseFunc
+	running map[runKey]context.CancelCauseFunc
 }
+
+// runKey names a running request for /api/cancel: its id, scoped to the
+// client (the remote host) that sent it.
+type runKey struct{ client, id string }
 
 // errCancelledByUser is the cause of a query stopped by /api/cancel.
 var errCancelledByUser = errors.New("cancelled by request")
@@ -103,6 +121,12 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxConcurrent <= 0 {
 		opts.MaxConcurrent = 4 * runtime.GOMAXPROCS(0)
 	}
+	if opts.MaxConcurrentUpdates <= 0 {
+		opts.MaxConcurrentUpdates = 16
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 30 * time.Second
+	}
 	reg := opts.Registry
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -113,8 +137,9 @@ func New(opts Options) (*Server, error) {
 		backend: opts.Backend,
 		log:     opts.Logger,
 		slots:   make(chan struct{}, opts.MaxConcurrent),
+		updates: make(chan struct{}, opts.MaxConcurrentUpdates),
 		workers: newWorkerPool(10 * time.Second),
-		running: map[string]context.CancelCauseFunc{},
+		running: map[runKey]context.CancelCauseFunc{},
 	}
 	m, err := newMetrics(reg, opts.Backend, s)
 	if err != nil {
@@ -142,7 +167,7 @@ func (s *Server) routes(reg *prometheus.Registry) *gin.Engine {
 	r.HandleMethodNotAllowed = true
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
-	r.Use(s.recoverPanics, s.assignQueryID, s.logRequests, s.cors)
+	r.Use(s.writeProgress, s.recoverPanics, s.assignQueryID, s.logRequests, s.cors)
 
 	for _, p := range []string{"/sparql", "/query"} {
 		r.GET(p, s.handleSPARQL)
@@ -165,10 +190,10 @@ func (s *Server) routes(reg *prometheus.Registry) *gin.Engine {
 	s.consoleRoutes(r)
 
 	r.NoRoute(func(c *gin.Context) {
-		writeError(c, newHTTPError(http.StatusNotFound, "not_found", "no such endpoint: "+c.Request.URL.Path))
+		writeError(c, newHTTPError(http.StatusNotFound, "not_found", "no such endpoint: "+clip(c.Request.URL.Path)))
 	})
 	r.NoMethod(func(c *gin.Context) {
-		writeError(c, newHTTPError(http.StatusMethodNotAllowed, "method_not_allowed", c.Request.Method+" is not allowed on "+c.Request.URL.Path))
+		writeError(c, newHTTPError(http.StatusMethodNotAllowed, "method_not_allowed", clip(c.Request.Method)+" is not allowed on "+clip(c.Request.URL.Path)))
 	})
 	return r
 }
@@ -202,7 +227,8 @@ func (s *Server) recoverPanics(c *gin.Context) {
 
 // assignQueryID gives every request an id: the client's X-Query-Id when it
 // is well-formed (so the console can cancel what it started), else a fresh
-// random one. The id is echoed in X-Query-Id.
+// random one. The id is echoed in X-Query-Id. A client's ids are its own:
+// /api/cancel finds them only for the same client (or the update token).
 func (s *Server) assignQueryID(c *gin.Context) {
 	id := c.GetHeader("X-Query-Id")
 	if !validID(id) {
@@ -227,7 +253,7 @@ func validID(id string) bool {
 }
 
 func newID() string {
-	var b [8]byte
+	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
@@ -244,8 +270,8 @@ func (s *Server) logRequests(c *gin.Context) {
 		ev = s.log.Warn()
 	}
 	ev = ev.Str("queryId", c.GetString(ctxQueryID)).
-		Str("method", c.Request.Method).
-		Str("path", c.Request.URL.Path).
+		Str("method", clip(c.Request.Method)).
+		Str("path", clip(c.Request.URL.Path)).
 		Int("status", status).
 		Dur("duration", time.Since(start)).
 		Int("bytes", c.Writer.Size())
@@ -256,7 +282,7 @@ func (s *Server) logRequests(c *gin.Context) {
 		ev = ev.Int64("rows", n.(int64))
 	}
 	if len(c.Errors) > 0 {
-		ev = ev.Str("error", c.Errors.Last().Error())
+		ev = ev.Str("error", clip(c.Errors.Last().Error()))
 	}
 	ev.Msg("request")
 }
@@ -304,42 +330,96 @@ func (s *Server) handleOptions(allow string) gin.HandlerFunc {
 	}
 }
 
-// acquire takes a concurrency slot or fails with 429.
+// acquire takes a query slot or fails with 429. release may be called
+// more than once; only the first call frees the slot.
 func (s *Server) acquire() (release func(), err error) {
+	return s.take(s.slots, "queries")
+}
+
+// acquireUpdate takes an update slot (updates and Graph Store writes have
+// their own, so that writers waiting for the write lock hold no query
+// slot) or fails with 429.
+func (s *Server) acquireUpdate() (release func(), err error) {
+	return s.take(s.updates, "updates")
+}
+
+func (s *Server) take(slots chan struct{}, what string) (release func(), err error) {
 	select {
-	case s.slots <- struct{}{}:
-		return func() { <-s.slots }, nil
+	case slots <- struct{}{}:
+		var once sync.Once
+		return func() { once.Do(func() { <-slots }) }, nil
 	default:
 		s.metrics.rejected.Inc()
 		return nil, newHTTPError(http.StatusTooManyRequests, "too_many_requests",
-			fmt.Sprintf("the server is running its maximum of %d concurrent requests; retry shortly", cap(s.slots)))
+			fmt.Sprintf("the server is running its maximum of %d concurrent %s; retry shortly", cap(slots), what))
 	}
 }
 
-// register makes a running query cancellable through /api/cancel.
-func (s *Server) register(id string, cancel context.CancelCauseFunc) (unregister func()) {
+// clientOf names the client of a request for scoping query ids: the
+// remote host (without the port, so that the console's cancel, sent on
+// another connection, finds its query).
+func clientOf(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// errIDInUse refuses a request whose client-chosen id names a request of
+// the same client that is still running.
+var errIDInUse = newHTTPError(http.StatusConflict, "query_id_in_use",
+	"a request with this X-Query-Id is still running; query ids may not be reused while in use")
+
+// register makes a running query cancellable through /api/cancel, under
+// its id scoped to its client; an id in use is refused.
+func (s *Server) register(c *gin.Context, cancel context.CancelCauseFunc) (unregister func(), err error) {
+	k := runKey{client: clientOf(c.Request), id: c.GetString(ctxQueryID)}
 	s.mu.Lock()
-	s.running[id] = cancel
+	if _, dup := s.running[k]; dup {
+		s.mu.Unlock()
+		return nil, errIDInUse
+	}
+	s.running[k] = cancel
 	s.mu.Unlock()
 	s.metrics.active.Inc()
 	return func() {
 		s.mu.Lock()
-		delete(s.running, id)
+		delete(s.running, k)
 		s.mu.Unlock()
 		s.metrics.active.Dec()
-	}
+	}, nil
 }
 
+// handleCancel stops a running request: one of the calling client's own
+// (the same remote host), or — with the update token — any client's
+// request of that id.
 func (s *Server) handleCancel(c *gin.Context) {
 	id := c.Query("id")
-	s.mu.Lock()
-	cancel, ok := s.running[id]
-	s.mu.Unlock()
-	if !ok {
-		writeError(c, newHTTPError(http.StatusNotFound, "not_found", "no running query with id "+id))
+	if !validID(id) {
+		writeError(c, newHTTPError(http.StatusBadRequest, "bad_request", "id must be a query id (1–64 letters, digits, - and _)"))
 		return
 	}
-	cancel(errCancelledByUser)
+	admin := c.GetHeader("Authorization") != "" && s.authorizeWrite(c) == nil
+	var found []context.CancelCauseFunc
+	s.mu.Lock()
+	if admin {
+		for k, cancel := range s.running {
+			if k.id == id {
+				found = append(found, cancel)
+			}
+		}
+	} else if cancel, ok := s.running[runKey{client: clientOf(c.Request), id: id}]; ok {
+		found = append(found, cancel)
+	}
+	s.mu.Unlock()
+	if len(found) == 0 {
+		writeError(c, newHTTPError(http.StatusNotFound, "not_found", "no running query of yours with id "+id))
+		return
+	}
+	for _, cancel := range found {
+		cancel(errCancelledByUser)
+	}
 	c.JSON(http.StatusOK, gin.H{"cancelled": id})
 }
 

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -67,10 +68,10 @@ func (s *Server) readProtocol(c *gin.Context, allowQuery, allowUpdate bool) (*pr
 				p.params.Set("update", string(body))
 			}
 		default:
-			return nil, newHTTPError(http.StatusUnsupportedMediaType, "unsupported_media_type", "cannot take a POST body of type "+mt)
+			return nil, newHTTPError(http.StatusUnsupportedMediaType, "unsupported_media_type", "cannot take a POST body of type "+clip(mt))
 		}
 	default:
-		return nil, newHTTPError(http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed here")
+		return nil, newHTTPError(http.StatusMethodNotAllowed, "method_not_allowed", clip(r.Method)+" is not allowed here")
 	}
 	qs, us := p.params["query"], p.params["update"]
 	switch {
@@ -105,8 +106,8 @@ func (s *Server) readProtocol(c *gin.Context, allowQuery, allowUpdate bool) (*pr
 // makes any other error reading the request's what a bad request.
 func bodyError(err error, what string) error {
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return err
+	if errors.As(err, &mbe) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return err // 413; 408 (the read timeout)
 	}
 	return fmt.Errorf("%w: cannot read the %s: %v", ErrBadRequest, what, err)
 }
@@ -148,7 +149,7 @@ func (s *Server) timeoutOf(params url.Values) (time.Duration, error) {
 	}
 	sec, err := strconv.ParseFloat(v, 64)
 	if err != nil || sec <= 0 || sec != sec {
-		return 0, newHTTPError(http.StatusBadRequest, "bad_request", "timeout must be a positive number of seconds, not "+strconv.Quote(v))
+		return 0, newHTTPError(http.StatusBadRequest, "bad_request", "timeout must be a positive number of seconds, not "+strconv.Quote(clip(v)))
 	}
 	d := time.Duration(sec * float64(time.Second))
 	if sec > s.opts.MaxTimeout.Seconds() {
@@ -166,7 +167,7 @@ func explainOf(params url.Values) (ExplainMode, error) {
 	case "analyze", "analyse":
 		return ExplainAnalyze, nil
 	default:
-		return 0, newHTTPError(http.StatusBadRequest, "bad_request", "explain must be true or analyze, not "+strconv.Quote(v))
+		return 0, newHTTPError(http.StatusBadRequest, "bad_request", "explain must be true or analyze, not "+strconv.Quote(clip(v)))
 	}
 }
 
@@ -181,7 +182,7 @@ func modeOf(params url.Values) (ExecMode, error) {
 	case "fork-join", "forkjoin":
 		return ModeForkJoin, nil
 	default:
-		return "", newHTTPError(http.StatusBadRequest, "bad_request", "mode must be auto, in-place or fork-join, not "+strconv.Quote(v))
+		return "", newHTTPError(http.StatusBadRequest, "bad_request", "mode must be auto, in-place or fork-join, not "+strconv.Quote(clip(v)))
 	}
 }
 
@@ -204,15 +205,21 @@ func acceptOf(c *gin.Context, params url.Values, offers ...[]results.Format) str
 
 // deadlineContext derives the query context: cancelled by the client
 // going away, by /api/cancel (cause errCancelledByUser) or by the timeout.
-func (s *Server) deadlineContext(c *gin.Context, timeout time.Duration) (context.Context, func()) {
+// It fails when the request's id is in use by another of the client's.
+func (s *Server) deadlineContext(c *gin.Context, timeout time.Duration) (context.Context, func(), error) {
 	base, cancelCause := context.WithCancelCause(c.Request.Context())
 	ctx, cancel := context.WithTimeout(base, timeout)
-	unregister := s.register(c.GetString(ctxQueryID), cancelCause)
+	unregister, err := s.register(c, cancelCause)
+	if err != nil {
+		cancel()
+		cancelCause(nil)
+		return nil, nil, err
+	}
 	return ctx, func() {
 		unregister()
 		cancel()
 		cancelCause(nil)
-	}
+	}, nil
 }
 
 // contextError turns a context error into what the client should see.
@@ -245,8 +252,12 @@ func outcomeOf(err error) string {
 const gracePeriod = 200 * time.Millisecond
 
 // callQuery runs Backend.Query, but answers by the deadline even if the
-// backend does not: a late Result is closed when it arrives.
-func (s *Server) callQuery(ctx context.Context, req *QueryRequest) (*Result, error) {
+// backend does not: a late Result is closed when it arrives. The query's
+// slot (release) stays taken until the backend has returned: when
+// callQuery answers first, the late return releases it, so the
+// concurrency cap bounds the work running, not only the requests
+// answering.
+func (s *Server) callQuery(ctx context.Context, req *QueryRequest, slot *slotRef) (*Result, error) {
 	type outcome struct {
 		res *Result
 		err error
@@ -271,7 +282,14 @@ func (s *Server) callQuery(ctx context.Context, req *QueryRequest) (*Result, err
 		}
 		return nil, o.err
 	case <-t.C:
-		go func() { o := <-ch; closeResult(o.res) }()
+		s.metrics.stopping.Inc()
+		slot.hold()
+		go func() {
+			o := <-ch
+			closeResult(o.res)
+			slot.drop()
+			s.metrics.stopping.Dec()
+		}()
 		return nil, ctx.Err()
 	}
 }
@@ -318,7 +336,7 @@ func (s *Server) runQuery(c *gin.Context, p *protocolRequest) {
 	}
 	for _, ref := range remoteRefs(p.query, "SERVICE") {
 		if !allowed(ref, s.opts.AllowedServices) {
-			fail(fmt.Errorf("%w: SERVICE %s is not allowed on this server (see --allow-service)", ErrForbidden, ref))
+			fail(fmt.Errorf("%w: SERVICE %s is not allowed on this server (see --allow-service)", ErrForbidden, clip(ref)))
 			return
 		}
 	}
@@ -333,8 +351,16 @@ func (s *Server) runQuery(c *gin.Context, p *protocolRequest) {
 		fail(e)
 		return
 	}
-	defer release()
-	ctx, done := s.deadlineContext(c, timeout)
+	// The slot is released when the handler is done with the result and
+	// the backend has returned (callQuery holds it past the answer when
+	// the backend is late).
+	slot := newSlotRef(release)
+	defer slot.drop()
+	ctx, done, e := s.deadlineContext(c, timeout)
+	if e != nil {
+		fail(e)
+		return
+	}
 	defer done()
 
 	req := &QueryRequest{
@@ -349,7 +375,7 @@ func (s *Server) runQuery(c *gin.Context, p *protocolRequest) {
 	if s.opts.MaxRows > 0 {
 		req.MaxRows = s.opts.MaxRows
 	}
-	res, e := s.callQuery(ctx, req)
+	res, e := s.callQuery(ctx, req, slot)
 	if e != nil {
 		fail(contextError(ctx, e))
 		return
@@ -386,7 +412,7 @@ func (s *Server) runQuery(c *gin.Context, p *protocolRequest) {
 
 func notAcceptable(accept, what string) error {
 	return newHTTPError(http.StatusNotAcceptable, "not_acceptable",
-		fmt.Sprintf("no format of %s matches Accept: %s (offered: JSON, XML, CSV, TSV results; Turtle, N-Triples, JSON-LD, RDF/XML graphs)", what, accept))
+		fmt.Sprintf("no format of %s matches Accept: %s (offered: JSON, XML, CSV, TSV results; Turtle, N-Triples, JSON-LD, RDF/XML graphs)", what, clip(accept)))
 }
 
 // commitBuffer holds the first bytes of a response so that an error in
@@ -547,7 +573,7 @@ func (s *Server) runUpdate(c *gin.Context, p *protocolRequest) {
 	}
 	for _, ref := range scanRefs(p.update, "LOAD", true) {
 		if !allowed(ref, s.opts.AllowedLoads) {
-			writeError(c, fmt.Errorf("%w: LOAD <%s> is not allowed on this server (see --allow-load)", ErrForbidden, ref))
+			writeError(c, fmt.Errorf("%w: LOAD <%s> is not allowed on this server (see --allow-load)", ErrForbidden, clip(ref)))
 			return
 		}
 	}
@@ -556,13 +582,17 @@ func (s *Server) runUpdate(c *gin.Context, p *protocolRequest) {
 		writeError(c, err)
 		return
 	}
-	release, err := s.acquire()
+	release, err := s.acquireUpdate()
 	if err != nil {
 		writeError(c, err)
 		return
 	}
 	defer release()
-	ctx, done := s.deadlineContext(c, timeout)
+	ctx, done, err := s.deadlineContext(c, timeout)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
 	defer done()
 	err = s.backend.Update(ctx, &UpdateRequest{
 		ID:               c.GetString(ctxQueryID),

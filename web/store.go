@@ -27,7 +27,7 @@ func graphOf(q url.Values) (GraphName, error) {
 	case len(gs) == 1:
 		u, err := url.Parse(gs[0])
 		if err != nil || !u.IsAbs() {
-			return GraphName{}, newHTTPError(http.StatusBadRequest, "bad_request", "the graph parameter must be an absolute IRI, not "+fmt.Sprintf("%q", gs[0]))
+			return GraphName{}, newHTTPError(http.StatusBadRequest, "bad_request", "the graph parameter must be an absolute IRI, not "+fmt.Sprintf("%q", clip(gs[0])))
 		}
 		return GraphName{IRI: gs[0]}, nil
 	case len(gs) > 1:
@@ -68,13 +68,24 @@ func (s *Server) handleStore(c *gin.Context) {
 			return
 		}
 	}
-	release, err := s.acquire()
+	// Reads take a query slot; writes an update slot (they stream their
+	// body to the backend, which reads it within the server's read
+	// timeout).
+	acquire := s.acquire
+	if write {
+		acquire = s.acquireUpdate
+	}
+	release, err := acquire()
 	if err != nil {
 		writeError(c, err)
 		return
 	}
 	defer release()
-	ctx, done := s.deadlineContext(c, timeout)
+	ctx, done, err := s.deadlineContext(c, timeout)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
 	defer done()
 	defer func() {
 		s.log.Debug().Str("queryId", c.GetString(ctxQueryID)).Str("graph", g.String()).Dur("duration", time.Since(start)).Msg("graph store")

@@ -60,6 +60,11 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	maxRows := fs.Int("max-rows", 1_000_000, "result row cap (negative: none)")
 	maxBody := fs.Int64("max-body", 64<<20, "request body cap in bytes")
 	maxConc := fs.Int("max-concurrent", 0, "concurrent query cap (default 4×GOMAXPROCS)")
+	maxUpd := fs.Int("max-concurrent-updates", 16, "concurrent update and graph-store-write cap (their own slots; queries' slots are not taken)")
+	readTimeout := fs.Duration("read-timeout", time.Minute, "longest a request (headers and body) may take to arrive")
+	writeTimeout := fs.Duration("write-timeout", 30*time.Second, "longest a response write may make no progress (a client that stops reading is cut)")
+	idleTimeout := fs.Duration("idle-timeout", 2*time.Minute, "longest an idle keep-alive connection stays open")
+	maxConns := fs.Int("max-connections", 1024, "open connection cap (past it new connections wait to be accepted)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	// Cluster mode (one process per node over the tcp fabric; cluster.go).
 	nodeIdx := fs.Int("node", 0, "with --peers: this node's index in the peer list")
@@ -107,19 +112,21 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 		examples = append(examples, web.Example{Name: name, Description: q.Description, Query: q.Text})
 	}
 	srv, err := web.New(web.Options{
-		Backend:         backend,
-		Logger:          log,
-		DefaultTimeout:  *timeout,
-		MaxTimeout:      *maxTimeout,
-		MaxRows:         *maxRows,
-		MaxBodyBytes:    *maxBody,
-		MaxConcurrent:   *maxConc,
-		UpdateToken:     *token,
-		CORSOrigins:     cors,
-		AllowedServices: services,
-		AllowedLoads:    loads,
-		Examples:        examples,
-		Registry:        registry,
+		Backend:              backend,
+		Logger:               log,
+		DefaultTimeout:       *timeout,
+		MaxTimeout:           *maxTimeout,
+		MaxRows:              *maxRows,
+		MaxBodyBytes:         *maxBody,
+		MaxConcurrent:        *maxConc,
+		MaxConcurrentUpdates: *maxUpd,
+		WriteTimeout:         *writeTimeout,
+		UpdateToken:          *token,
+		CORSOrigins:          cors,
+		AllowedServices:      services,
+		AllowedLoads:         loads,
+		Examples:             examples,
+		Registry:             registry,
 	})
 	if err != nil {
 		return err
@@ -128,7 +135,13 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", *addr, err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 1 << 20}
+	if *maxConns > 0 {
+		ln = web.LimitListener(ln, *maxConns)
+	}
+	// No WriteTimeout: it would cut long results that keep flowing; the web
+	// layer's progress timeout (--write-timeout) bounds each write instead.
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: min(10*time.Second, *readTimeout), ReadTimeout: *readTimeout,
+		IdleTimeout: *idleTimeout, MaxHeaderBytes: 1 << 20}
 	fmt.Printf("wukongd serving on http://%s (console: http://%s/, endpoint: http://%s/sparql)\n", ln.Addr(), ln.Addr(), ln.Addr())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -1,0 +1,175 @@
+package web
+
+import (
+	"net"
+	"net/http"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+)
+
+// maxEcho is the most of any request input (a header, a parameter, a
+// token of the query) that an error body or a log line repeats; the rest
+// is cut with "…".
+const maxEcho = 256
+
+// clip shortens s to maxEcho bytes (at a rune boundary) for echoing.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// maxMessage caps the message of an error body (and its log line): an
+// error's text can quote input (a syntax error its token, a loader error
+// its line).
+const maxMessage = 1024
+
+func clipMessage(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// writeProgress makes every write of the response progress-bounded: before
+// a write reaches the connection its write deadline is moved to
+// WriteTimeout from now, so a client that stops reading makes a write
+// fail within WriteTimeout (the connection is then cut, the query's
+// context cancelled and its slot freed), while a long result that keeps
+// flowing is never cut. The deadline is also renewed when the handler
+// returns, for the final flush.
+func (s *Server) writeProgress(c *gin.Context) {
+	pw := &progressWriter{ResponseWriter: c.Writer, rc: http.NewResponseController(c.Writer), timeout: s.opts.WriteTimeout}
+	c.Writer = pw
+	defer pw.renew(true)
+	c.Next()
+}
+
+// progressWriter is a gin.ResponseWriter that renews the connection's
+// write deadline (at most every renewEvery) before each write.
+type progressWriter struct {
+	gin.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	last    time.Time
+}
+
+const renewEvery = 250 * time.Millisecond
+
+func (w *progressWriter) renew(force bool) {
+	now := time.Now()
+	if !force && now.Sub(w.last) < renewEvery {
+		return
+	}
+	w.last = now
+	_ = w.rc.SetWriteDeadline(now.Add(w.timeout)) // not supported by a test recorder: no deadline
+}
+
+func (w *progressWriter) Write(p []byte) (int, error) {
+	w.renew(false)
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *progressWriter) WriteString(p string) (int, error) {
+	w.renew(false)
+	return w.ResponseWriter.WriteString(p)
+}
+
+func (w *progressWriter) WriteHeaderNow() {
+	w.renew(false)
+	w.ResponseWriter.WriteHeaderNow()
+}
+
+func (w *progressWriter) Flush() {
+	w.renew(false)
+	w.ResponseWriter.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *progressWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// LimitListener returns a listener that holds at most n connections open
+// at once: past n, Accept waits until one closes (the connection waits in
+// the kernel's backlog), so a flood of idle or dribbling connections
+// cannot exhaust the process's file descriptors.
+func LimitListener(ln net.Listener, n int) net.Listener {
+	return &limitListener{Listener: ln, sem: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+type limitListener struct {
+	net.Listener
+	sem       chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+func (l *limitListener) Close() error {
+	err := l.Listener.Close()
+	l.closeOnce.Do(func() { close(l.done) })
+	return err
+}
+
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
+// slotRef is a concurrency slot shared by the handler and, when the
+// backend answers after the handler gave up waiting, the goroutine that
+// waits for it: the slot is freed when the last holder drops it.
+type slotRef struct {
+	mu   sync.Mutex
+	refs int
+	free func()
+}
+
+func newSlotRef(free func()) *slotRef { return &slotRef{refs: 1, free: free} }
+
+func (r *slotRef) hold() {
+	r.mu.Lock()
+	r.refs++
+	r.mu.Unlock()
+}
+
+func (r *slotRef) drop() {
+	r.mu.Lock()
+	r.refs--
+	last := r.refs == 0
+	r.mu.Unlock()
+	if last {
+		r.free()
+	}
+}
