@@ -29,6 +29,9 @@ type Dataset struct {
 	// (Version).
 	version uint64
 
+	reasoning string    // the profile materialized ("" for none): dataset_reason.go
+	inferred  *graphRef // the default graph's inferred triples (nil without reasoning)
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -223,6 +226,9 @@ func (d *Dataset) Terms() uint64 { return uint64(d.dict.Len()) }
 func (d *Dataset) Close() error {
 	d.closeOnce.Do(func() {
 		errs := []error{d.def.release()}
+		if d.inferred != nil {
+			errs = append(errs, d.inferred.release())
+		}
 		for _, n := range d.named {
 			errs = append(errs, n.g.release())
 		}

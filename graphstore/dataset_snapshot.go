@@ -35,7 +35,17 @@ const DatasetFormatVersion = 2
 type DatasetManifest struct {
 	Manifest
 	Graphs []GraphManifest `json:"graphs,omitempty"`
+	// Reasoning is the profile the default graph was materialized with
+	// (package reason; "" for none); its inferred layer is in
+	// inferredDir, with Inferred triples (counted in the default graph's
+	// too, not again in Triples).
+	Reasoning string `json:"reasoning,omitempty"`
+	Inferred  uint64 `json:"inferred,omitempty"`
 }
+
+// inferredDir is the subdirectory of a dataset snapshot holding the
+// default graph's inferred layer (dataset_reason.go).
+const inferredDir = "inferred"
 
 // GraphManifest is a named graph of a dataset snapshot.
 type GraphManifest struct {
@@ -142,6 +152,18 @@ func WriteDataset(dir string, ds *Dataset) (err error) {
 			return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
 		}
 		m.Graphs = append(m.Graphs, GraphManifest{Name: graphNameOf(n.name), ID: n.id, Dir: sub, Triples: n.g.st.stats.Triples})
+	}
+	if ds.inferred != nil {
+		if err := os.Mkdir(filepath.Join(tmp, inferredDir), 0o755); err != nil {
+			return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+		}
+		if err := writeGraph(inferredDir, ds.inferred.st); err != nil {
+			return err
+		}
+		if err := syncDir(filepath.Join(tmp, inferredDir)); err != nil {
+			return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+		}
+		m.Reasoning, m.Inferred = ds.reasoning, ds.inferred.st.stats.Triples
 	}
 	if err := add(manifestName, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
@@ -313,7 +335,20 @@ func OpenDataset(dir string, opts OpenOptions) (ds *Dataset, err error) {
 		refs = append(refs, ref)
 		named = append(named, namedGraph{name: name, id: g.ID, g: ref})
 	}
+	var layer *graphRef
+	if m.Reasoning != "" {
+		if m.Inferred > defTriples {
+			return nil, bad("%d inferred triples of %d in the default graph", m.Inferred, defTriples)
+		}
+		st, err := openGraph(inferredDir, m.Inferred)
+		if err != nil {
+			return nil, err
+		}
+		layer = newGraphRef(st, dref)
+		refs = append(refs, layer)
+	}
 	ds = newDataset(dict, dref, m.Shards, refs[0], named)
 	ds.version = m.Version
+	ds.reasoning, ds.inferred = m.Reasoning, layer
 	return ds, nil
 }

@@ -295,7 +295,13 @@ func (d *Dataset) apply(ctx context.Context, changes []GraphChange) (*Dataset, e
 		id, _ := ids.id(s.name, 0)
 		named = append(named, namedGraph{name: s.name, id: realID(id), g: g})
 	}
-	return newDataset(dict, dref, d.shards, def, named), nil
+	nd := newDataset(dict, dref, d.shards, def, named)
+	if d.inferred != nil && !states[rdf.Term{}].touched {
+		// The default graph is unchanged: so is its inferred layer. (A
+		// change to it goes through ApplyInferred, which keeps the layer.)
+		nd.reasoning, nd.inferred = d.reasoning, d.inferred.retain()
+	}
+	return nd, nil
 }
 
 func (d *Dataset) namedRefs() []*graphRef {

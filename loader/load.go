@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/reason"
 )
 
 // Config is a load into a snapshot directory.
@@ -15,6 +17,11 @@ type Config struct {
 	Inputs []string // files, directories or glob patterns
 	Out    string   // snapshot directory
 	BuildOptions
+	// Reasoning materializes the default graph's closure (package
+	// reason) before the snapshot is written; its TBox is read from the
+	// default graph, into which Ontology (a file, if set) is loaded too.
+	Reasoning reason.Profile
+	Ontology  string
 }
 
 // Load parses the inputs, builds the dataset (BuildDataset: statements in
@@ -27,7 +34,11 @@ func Load(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Out == "" {
 		return Summary{}, fmt.Errorf("cannot load: no output directory")
 	}
-	inputs, err := ExpandInputs(cfg.Inputs)
+	patterns := cfg.Inputs
+	if cfg.Ontology != "" {
+		patterns = append(slices.Clone(patterns), cfg.Ontology)
+	}
+	inputs, err := ExpandInputs(patterns)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -35,7 +46,19 @@ func Load(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	defer ds.Close()
+	defer func() { ds.Close() }()
+	if cfg.Reasoning != reason.None {
+		rds, st, err := reason.MaterializeDataset(ctx, ds, cfg.Reasoning, reason.Options{Workers: cfg.Workers})
+		if err != nil {
+			return sum, err
+		}
+		ds.Close()
+		ds = rds
+		sum.Reasoning, sum.Explicit, sum.Inferred = cfg.Reasoning.String(), st.Explicit, st.Inferred
+		sum.ReasonSeconds, sum.ReasonRounds = st.Reason.Seconds()+st.Store.Seconds(), st.Rounds
+		sum.MaterializeSeconds = st.Reason.Seconds()
+		sum.Distinct = ds.Triples()
+	}
 	if err := ctx.Err(); err != nil {
 		return sum, err
 	}

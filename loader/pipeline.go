@@ -129,12 +129,20 @@ type Progress struct {
 
 // Summary reports a finished load.
 type Summary struct {
-	Files      int
-	Triples    uint64 // statements read (default graph and named graphs)
-	Duplicates uint64 // repeated triples dropped
-	Distinct   uint64 // distinct triples stored
-	Terms      uint64 // distinct terms
-	Shards     int
+	// Reasoning is the profile materialized ("" for none, Config.Reasoning):
+	// Explicit distinct triples, Inferred ones derived in ReasonRounds
+	// semi-naive rounds; MaterializeSeconds for the rules alone,
+	// ReasonSeconds with building the closure's stores too.
+	Reasoning                         string
+	Explicit, Inferred                uint64
+	ReasonRounds                      int
+	ReasonSeconds, MaterializeSeconds float64
+	Files                             int
+	Triples                           uint64 // statements read (default graph and named graphs)
+	Duplicates                        uint64 // repeated triples dropped
+	Distinct                          uint64 // distinct triples stored
+	Terms                             uint64 // distinct terms
+	Shards                            int
 	// NamedGraphQuads counts statements in named graphs. BuildDataset and
 	// Load load them into their graphs; BuildStore, which builds one
 	// graph, reads them but does not load them.

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/wukongd/wukongd/loader"
+	"github.com/wukongd/wukongd/reason"
 )
 
 func init() {
@@ -30,6 +31,8 @@ a file, a directory (searched recursively) or a glob pattern.`)
 	out := fs.String("out", "", "snapshot directory (required)")
 	skip := fs.Bool("skip-invalid", false, "skip bad statements (reported) instead of failing")
 	workers := fs.Int("workers", 0, "parser goroutines (default: GOMAXPROCS)")
+	reasoning := fs.String("reasoning", "none", "materialize the default graph's closure: none, rdfs or owl-rl (TBox from the data and --ontology)")
+	ontology := fs.String("ontology", "", "an ontology file loaded into the default graph with the data (its TBox drives --reasoning)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -37,10 +40,14 @@ a file, a directory (searched recursively) or a glob pattern.`)
 		fs.Usage()
 		return fmt.Errorf("need --out DIR and at least one input")
 	}
+	profile, err := reason.ParseProfile(*reasoning)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	cfg := loader.Config{Inputs: fs.Args(), Out: *out,
+	cfg := loader.Config{Inputs: fs.Args(), Out: *out, Reasoning: profile, Ontology: *ontology,
 		BuildOptions: loader.BuildOptions{Shards: *shards, Workers: *workers, SkipInvalid: *skip}}
 	log := zerolog.New(os.Stderr).With().Timestamp().Str("cmd", "load").Logger()
 	start := time.Now()
@@ -86,6 +93,11 @@ a file, a directory (searched recursively) or a glob pattern.`)
 	fmt.Fprintf(w, "  duplicates dropped %d\n", sum.Duplicates)
 	fmt.Fprintf(w, "  distinct triples   %d\n", sum.Distinct)
 	fmt.Fprintf(w, "  distinct terms     %d\n", sum.Terms)
+	if sum.Reasoning != "" {
+		fmt.Fprintf(w, "  reasoning          %s: %d explicit + %d inferred triples, %d rounds, %.1fs (rules %.1fs: %.0f derived/s)\n",
+			sum.Reasoning, sum.Explicit, sum.Inferred, sum.ReasonRounds, sum.ReasonSeconds, sum.MaterializeSeconds,
+			float64(sum.Inferred)/max(sum.MaterializeSeconds, 1e-9))
+	}
 	fmt.Fprintf(w, "  shards             %d\n", sum.Shards)
 	fmt.Fprintf(w, "  bytes per triple   %.1f (snapshot %d bytes)\n", sum.BytesPerTriple(), sum.SnapshotBytes)
 	fmt.Fprintf(w, "  triples/s          %.0f (parse+intern %.1fs, build %.1fs, write %.1fs)\n",
