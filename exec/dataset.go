@@ -62,12 +62,13 @@ func (e *Engine) Dataset() *graphstore.Dataset {
 // datasetState is what the engines of one dataset share: the dataset and
 // the graph engines started so far.
 type datasetState struct {
-	ds      *graphstore.Dataset
-	cfg     Config
-	root    *Engine // the dataset engine
-	mu      sync.Mutex
-	engines map[*graphstore.Store]*Engine // the default graph's is the dataset engine
-	closed  bool
+	ds       *graphstore.Dataset
+	cfg      Config
+	root     *Engine // the dataset engine
+	mu       sync.Mutex
+	engines  map[*graphstore.Store]*Engine // the default graph's is the dataset engine
+	explicit *Engine                       // the default graph's explicit triples (explicit.go), started on first use
+	closed   bool
 }
 
 // datasetGraph is a graph of a dataset as the engine reads it: the
@@ -115,6 +116,9 @@ func (d *datasetState) close() {
 	d.mu.Lock()
 	d.closed = true
 	var es []*Engine
+	if d.explicit != nil {
+		es = append(es, d.explicit)
+	}
 	for _, e := range d.engines {
 		if e != d.root {
 			es = append(es, e)

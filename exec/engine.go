@@ -24,6 +24,10 @@ type Options struct {
 	ForkThreshold float64
 	// Analyze measures every step (EXPLAIN ANALYZE).
 	Analyze bool
+	// Explicit runs the query on the explicit triples only: on a dataset
+	// with reasoning the default graph's inferred triples are left out
+	// (explicit.go); otherwise it changes nothing.
+	Explicit bool
 }
 
 // Config configures an Engine.
@@ -578,6 +582,15 @@ func (e *Engine) submit(ctx context.Context, i int, f func()) error {
 func (e *Engine) Run(ctx context.Context, q *sparql.Query, opts Options) (*Result, error) {
 	if e.closed.Load() {
 		return nil, ErrClosed
+	}
+	if opts.Explicit && e.graphs.ds != nil && e.graphs.ds.root == e {
+		x, err := e.graphs.ds.explicitEngine()
+		if err != nil {
+			return nil, err
+		}
+		if x != nil {
+			return x.Run(ctx, q, opts)
+		}
 	}
 	if res, ok, err := e.runDataset(ctx, q, opts); ok {
 		return res, err // FROM / FROM NAMED: run on the query's dataset

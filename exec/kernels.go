@@ -47,6 +47,23 @@ func mergeUnion(lists [][]ID) []ID {
 	return dedupSorted(out)
 }
 
+// differenceSorted returns the IDs of a (sorted, distinct) not in b
+// (sorted), in a new slice.
+func differenceSorted(a, b []ID) []ID {
+	out := make([]ID, 0, len(a))
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j < len(b) && b[j] == x {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
 // dedupSorted removes adjacent duplicates in place.
 func dedupSorted(l []ID) []ID {
 	if len(l) < 2 {

@@ -37,7 +37,8 @@ func (s *Service) Query(ctx context.Context, req *web.QueryRequest) (*web.Result
 	if err != nil {
 		return nil, err
 	}
-	opts := exec.Options{Mode: mode, ForkThreshold: s.opts.ForkThreshold, Analyze: req.Explain == web.ExplainAnalyze}
+	opts := exec.Options{Mode: mode, ForkThreshold: s.opts.ForkThreshold, Analyze: req.Explain == web.ExplainAnalyze,
+		Explicit: req.ExplicitOnly}
 	if req.Explain == web.ExplainPlan {
 		defer g.release()
 		plan, err := g.eng.Plan(run, opts)

@@ -83,6 +83,10 @@ type QueryRequest struct {
 	// parameter): ModeAuto (""), ModeInPlace or ModeForkJoin. A backend
 	// without modes ignores it.
 	Mode ExecMode
+	// ExplicitOnly asks for the explicit triples only (infer=false): a
+	// backend with reasoning leaves the inferred triples out; one without
+	// has none to leave out.
+	ExplicitOnly bool
 	// MaxRows is the server's result row cap (0: none). The web layer
 	// enforces it on the stream; a backend may use it as a LIMIT hint.
 	MaxRows int

@@ -171,6 +171,20 @@ func explainOf(params url.Values) (ExplainMode, error) {
 	}
 }
 
+// inferOf reads the infer parameter (the name RDF4J and GraphDB use):
+// true (or absent) includes inferred triples, false asks for the explicit
+// triples only.
+func inferOf(params url.Values) (bool, error) {
+	switch v := strings.ToLower(params.Get("infer")); v {
+	case "", "true", "1", "yes":
+		return true, nil
+	case "false", "0", "no":
+		return false, nil
+	default:
+		return false, newHTTPError(http.StatusBadRequest, "bad_request", "infer must be true or false, not "+strconv.Quote(v))
+	}
+}
+
 // modeOf reads the mode parameter: auto (or absent), in-place or
 // fork-join.
 func modeOf(params url.Values) (ExecMode, error) {
@@ -334,6 +348,11 @@ func (s *Server) runQuery(c *gin.Context, p *protocolRequest) {
 		fail(e)
 		return
 	}
+	infer, e := inferOf(p.params)
+	if e != nil {
+		fail(e)
+		return
+	}
 	for _, ref := range remoteRefs(p.query, "SERVICE") {
 		if !allowed(ref, s.opts.AllowedServices) {
 			fail(fmt.Errorf("%w: SERVICE %s is not allowed on this server (see --allow-service)", ErrForbidden, clip(ref)))
@@ -370,6 +389,7 @@ func (s *Server) runQuery(c *gin.Context, p *protocolRequest) {
 		NamedGraphs:     p.namedGraphs,
 		Explain:         explain,
 		Mode:            mode,
+		ExplicitOnly:    !infer,
 		AllowedServices: s.opts.AllowedServices,
 	}
 	if s.opts.MaxRows > 0 {

@@ -52,6 +52,12 @@ func writeInfo(w io.Writer, dir string, top int) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "snapshot\t%s (format %d)\n", dir, m.FormatVersion)
 	fmt.Fprintf(tw, "triples\t%d\n", stats.Triples)
+	if dm, err := graphstore.ReadDatasetManifest(dir); err == nil && dm.Reasoning != "" {
+		fmt.Fprintf(tw, "reasoning\t%s: %d explicit + %d inferred triples (default graph; the inferred layer in %s/inferred)\n",
+			dm.Reasoning, stats.Triples-dm.Inferred, dm.Inferred, dir)
+	} else {
+		fmt.Fprintf(tw, "reasoning\tnone (%d explicit triples)\n", stats.Triples)
+	}
 	fmt.Fprintf(tw, "terms\t%d (%d predicates and classes)\n", d.Len(), d.NumPredicatesAndClasses())
 	fmt.Fprintf(tw, "subjects / objects\t%d / %d (%d subjects without rdf:type)\n", stats.Subjects, stats.Objects, stats.Untyped)
 	fmt.Fprintf(tw, "shards\t%d, triples per shard %v\n", st.NumShards(), stats.ShardTriples)

@@ -27,6 +27,7 @@ type engineFlags struct {
 	threshold float64
 	timeout   time.Duration
 	workers   int
+	infer     bool
 }
 
 func (f *engineFlags) register(fs interface {
@@ -34,16 +35,19 @@ func (f *engineFlags) register(fs interface {
 	Float64Var(*float64, string, float64, string)
 	DurationVar(*time.Duration, string, time.Duration, string)
 	IntVar(*int, string, int, string)
+	BoolVar(*bool, string, bool, string)
 }) {
 	fs.StringVar(&f.data, "data", "", "snapshot directory written by 'wukongd load' (required)")
 	fs.StringVar(&f.mode, "mode", "auto", "execution mode of the steps: auto, in-place or fork-join")
 	fs.Float64Var(&f.threshold, "fork-threshold", 0, "rows from which a step forks in auto mode (0: from the cost model)")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "query timeout")
 	fs.IntVar(&f.workers, "workers", 0, "worker goroutines per node (0: GOMAXPROCS)")
+	fs.BoolVar(&f.infer, "infer", true, "include inferred triples (a snapshot loaded with --reasoning); -infer=false: explicit triples only")
 }
 
-// open opens the snapshot and starts an engine on it.
-func (f *engineFlags) open() (*exec.Engine, *graphstore.Store, exec.Options, error) {
+// open opens the snapshot and starts an engine on it (close the engine,
+// then the dataset).
+func (f *engineFlags) open() (*exec.Engine, *graphstore.Dataset, exec.Options, error) {
 	var opts exec.Options
 	if f.data == "" {
 		return nil, nil, opts, errors.New("--data DIR is required")
@@ -52,17 +56,17 @@ func (f *engineFlags) open() (*exec.Engine, *graphstore.Store, exec.Options, err
 	if !ok {
 		return nil, nil, opts, fmt.Errorf("--mode %q: want auto, in-place or fork-join", f.mode)
 	}
-	opts.Mode, opts.ForkThreshold = m, f.threshold
-	st, err := graphstore.OpenSnapshot(f.data, graphstore.OpenOptions{})
+	opts.Mode, opts.ForkThreshold, opts.Explicit = m, f.threshold, !f.infer
+	ds, err := graphstore.OpenDataset(f.data, graphstore.OpenOptions{})
 	if err != nil {
 		return nil, nil, opts, fmt.Errorf("cannot open the snapshot: %w", err)
 	}
-	e, err := exec.NewGraphEngine(st, exec.Config{Workers: f.workers})
+	e, err := exec.NewDatasetEngine(ds, exec.Config{Workers: f.workers})
 	if err != nil {
-		st.Close()
+		ds.Close()
 		return nil, nil, opts, err
 	}
-	return e, st, opts, nil
+	return e, ds, opts, nil
 }
 
 // readQuery reads and parses the query of FILE, or of stdin for "-".
