@@ -180,7 +180,7 @@ func (d *Dataset) withLayers(ctx context.Context, reasoning string, closure, inf
 // the two kinds (an explicit triple deleted that still follows becomes
 // inferred: in Delete and in AddInferred).
 type InferredChange struct {
-	Delete, Insert                []IDTriple // explicit
+	Delete, Insert               []IDTriple // explicit
 	RetractInferred, AddInferred []IDTriple
 }
 
