@@ -15,6 +15,9 @@ type Options struct {
 	// IsLiteral reports whether an ID is a literal (which cannot be a
 	// subject); nil: no ID is.
 	IsLiteral func(ID) bool
+	// Maintainable indexes every fact by subject and object, which
+	// Maintain needs to rederive (about 50 bytes more per fact).
+	Maintainable bool
 }
 
 // Stats describe a materialization.
@@ -179,7 +182,8 @@ func (c *Closure) addRouted(routed [][][]Triple) []Triple {
 // partitions).
 func (c *Closure) index(fresh []Triple) {
 	o := c.o
-	if len(o.outIdx) == 0 && len(o.inIdx) == 0 && !o.sameAs {
+	full := o.sameAs || c.opts.Maintainable
+	if len(o.outIdx) == 0 && len(o.inIdx) == 0 && !full {
 		return
 	}
 	c.forWorkers(len(c.idx), func(_, i int) {
@@ -193,7 +197,7 @@ func (c *Closure) index(fresh []Triple) {
 				k := idxKey{t.P, t.O}
 				ix.in[k] = append(ix.in[k], t.S)
 			}
-			if o.sameAs {
+			if full {
 				if c.idxOf(t.S) == ix {
 					ix.inc[t.S] = append(ix.inc[t.S], t)
 				}
@@ -224,7 +228,7 @@ func (c *Closure) unindex(gone []Triple) {
 			ix, k := c.idxOf(t.O), idxKey{t.P, t.O}
 			ix.in[k] = del(ix.in[k], t.S)
 		}
-		if o.sameAs {
+		if o.sameAs || c.opts.Maintainable {
 			for _, x := range []ID{t.S, t.O} {
 				ix := c.idxOf(x)
 				l := ix.inc[x]

@@ -119,17 +119,21 @@ func (f *firer) fireProp(t Triple, pr *propRules, facts Facts) {
 			f.out(Triple{w, p, v})
 		}
 	}
-	if pr.fp { // prp-fp
+	// prp-fp, prp-ifp: both orders, since the other premise may be old
+	// and eq-sym cannot turn a dropped literal-subject triple around.
+	if pr.fp {
 		for _, y := range facts.Objects(s, p) {
 			if y != v {
 				f.out(Triple{v, o.voc.SameAs, y})
+				f.out(Triple{y, o.voc.SameAs, v})
 			}
 		}
 	}
-	if pr.ifp { // prp-ifp
+	if pr.ifp {
 		for _, x := range facts.Subjects(p, v) {
 			if x != s {
 				f.out(Triple{s, o.voc.SameAs, x})
+				f.out(Triple{x, o.voc.SameAs, s})
 			}
 		}
 	}

@@ -94,6 +94,7 @@
     if (t > 0) p.set("timeout", String(t));
     const mode = $("mode").value;
     if (mode && mode !== "auto") p.set("mode", mode);
+    if (!$("infer").checked) p.set("infer", "false");
     if (explain !== "none") p.set("explain", explain);
     return p;
   }
