@@ -171,6 +171,7 @@ func (d *Dataset) withLayers(ctx context.Context, reasoning string, closure, inf
 	}
 	nd := newDataset(d.dict, d.dref.retain(), d.shards, def, named)
 	nd.reasoning, nd.inferred = reasoning, layer
+	nd.version = d.version // part of the change that made d (Amend's rule)
 	return nd, nil
 }
 
