@@ -14,8 +14,8 @@ import (
 // Transport can carry it:
 //
 //	sub-query: kind=1 | fork uvarint | deadline int64 (unix ns, 0 none) |
-//	           flags u8 (1: analyze) | start uvarint | steps | table |
-//	           filters
+//	           flags u8 (1: analyze) | start uvarint | limit uvarint
+//	           (rows wanted, 0: all) | steps | table | filters
 //	reply:     kind=2 | fork uvarint | status u8 (0 ok, 1 error) |
 //	           error string | table | stats
 //	cancel:    kind=3 | fork uvarint
@@ -51,6 +51,7 @@ type subQuery struct {
 	deadline time.Time
 	analyze  bool
 	start    int
+	limit    int // rows wanted (0: all; task.limit)
 	steps    []planner.Step
 	table    *Table
 	filters  *wireFilters // nil: none
@@ -189,6 +190,7 @@ func encodeSubQuery(q *subQuery) []byte {
 	b = binary.LittleEndian.AppendUint64(b, uint64(dl))
 	b = append(b, boolByte(q.analyze))
 	b = binary.AppendUvarint(b, uint64(q.start))
+	b = binary.AppendUvarint(b, uint64(q.limit))
 	b = appendSteps(b, q.steps)
 	b = appendTable(b, q.table)
 	return appendFilters(b, q.filters)
@@ -348,6 +350,7 @@ func decodeSubQuery(b []byte) (*subQuery, error) {
 	}
 	q.analyze = d.byte() == 1
 	q.start = int(d.uvarint())
+	q.limit = int(min(d.uvarint(), math.MaxInt32))
 	q.steps = d.steps(0)
 	q.table = d.table()
 	q.filters = d.filters()

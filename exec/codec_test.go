@@ -11,7 +11,7 @@ import (
 // A sub-query with pushed filters survives the wire, and every truncation
 // of it is an error, not a panic.
 func TestSubQueryCodec(t *testing.T) {
-	q := &subQuery{fork: 7, deadline: time.Unix(0, 12345), analyze: true, start: 1,
+	q := &subQuery{fork: 7, deadline: time.Unix(0, 12345), analyze: true, start: 1, limit: 300,
 		steps: []planner.Step{{Kind: planner.StepExpand, Pattern: 0, From: planner.Column(0), Pred: planner.Const(9),
 			Dir: planner.Out, To: planner.Column(1), ToNew: true, Mode: planner.ModeForkJoin, Partitioned: -1, EstRows: 2.5}},
 		table: &Table{Cols: [][]ID{{1, 2}, nil}, N: 2},
@@ -22,7 +22,7 @@ func TestSubQueryCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got.filters, q.filters) || got.start != 1 || got.table.N != 2 || len(got.steps) != 1 {
+	if !reflect.DeepEqual(got.filters, q.filters) || got.start != 1 || got.limit != 300 || got.table.N != 2 || len(got.steps) != 1 {
 		t.Errorf("decoded %+v, filters %+v", got, got.filters)
 	}
 	for n := 1; n < len(msg); n++ {

@@ -334,7 +334,7 @@ func (n *node) runSubQuery(ctx context.Context, cancel context.CancelFunc, key f
 		delete(n.running, key)
 		n.mu.Unlock()
 	}()
-	t := &task{eng: n.eng, node: n.id, ctx: ctx, steps: q.steps, ncols: len(q.table.Cols), analyze: q.analyze}
+	t := &task{eng: n.eng, node: n.id, ctx: ctx, steps: q.steps, ncols: len(q.table.Cols), analyze: q.analyze, limit: q.limit}
 	flt, ferr := n.eng.remoteFilters(q.filters)
 	t.filters = flt
 	if q.analyze {
@@ -407,7 +407,7 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func(abort bool
 			return nil, err
 		}
 		id := n.forks.Add(1)
-		msg := encodeSubQuery(&subQuery{fork: id, deadline: dl, analyze: r.analyze, start: k, steps: steps, table: part, filters: r.filters.wire()})
+		msg := encodeSubQuery(&subQuery{fork: id, deadline: dl, analyze: r.analyze, start: k, limit: r.limit, steps: steps, table: part, filters: r.filters.wire()})
 		register(id)
 		forks = append(forks, sent{dst, id})
 		if err := r.eng.tr.Send(r.ctx, r.node, dst, msg); err != nil {

@@ -45,10 +45,24 @@ type task struct {
 	analyze bool
 	stats   []StepStats  // per step; nil unless analyze
 	filters *stepFilters // pushed FILTERs (nil: none, as in a forked child)
+	// limit is the number of rows the exploration must make (0: all):
+	// with a limit it runs depth first in batches and stops once it has
+	// them (stream.go); a fork sends it to the children.
+	limit int
 }
 
-// explore runs steps[k:] over t and returns the rows (full history).
+// explore runs steps[k:] over t and returns the rows (full history), or
+// with r.limit set at least min(r.limit, all) of them.
 func (r *task) explore(k int, t *Table) (*Table, error) {
+	if r.limit > 0 {
+		out := &sink{limit: r.limit}
+		if _, err := r.stream(k, t, out); err != nil {
+			return nil, err
+		}
+		res := out.result(len(t.Cols))
+		res.Vars = t.Vars
+		return res, nil
+	}
 	for ; k < len(r.steps); k++ {
 		if err := r.ctx.Err(); err != nil {
 			return nil, err
@@ -86,7 +100,7 @@ func (r *task) explore(k int, t *Table) (*Table, error) {
 			t, err = r.apply(s, t, st)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("step %d: %w", k+1, err)
+			return nil, stepError(k, err)
 		}
 		t = r.filters.apply(k, t)
 		if st != nil {
@@ -95,6 +109,11 @@ func (r *task) explore(k int, t *Table) (*Table, error) {
 		}
 	}
 	return t, nil
+}
+
+// stepError says which step (counted from 1) failed.
+func stepError(k int, err error) error {
+	return fmt.Errorf("step %d: %w", k+1, err)
 }
 
 // lookup reads keys of one shard, accounting the fabric cost.
@@ -115,16 +134,9 @@ func (r *task) lookup(shard int, keys []Key, out [][]ID, st *StepStats) error {
 // local, else the union over every shard. p == TypeID with d == Out means
 // every typed vertex; p == 0 every subject.
 func (r *task) indexList(p ID, d planner.Dir, local bool, st *StepStats) ([]ID, error) {
-	var parts [][]ID
-	for sh := 0; sh < r.eng.store.Shards(); sh++ {
-		if local && sh != r.node {
-			continue
-		}
-		l, err := r.shardIndex(sh, p, d, st)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, l)
+	parts, err := r.indexListParts(p, d, local, st)
+	if err != nil {
+		return nil, err
 	}
 	if len(parts) == 1 {
 		return parts[0], nil
@@ -132,47 +144,60 @@ func (r *task) indexList(p ID, d planner.Dir, local bool, st *StepStats) ([]ID, 
 	return mergeUnion(parts), nil
 }
 
-// shardIndex reads one shard's index list (see indexList).
-func (r *task) shardIndex(sh int, p ID, d planner.Dir, st *StepStats) ([]ID, error) {
-	switch {
-	case p == graphstore.AllPredicates || (p == graphstore.TypeID && d == planner.Out):
-		// The union of the shard's predicate indexes (or class indexes).
-		var keys []Key
-		if p == graphstore.TypeID {
-			for c := range r.eng.stats.Classes {
-				keys = append(keys, graphstore.MakeKey(graphstore.IndexVertex, c, planner.In))
-			}
-		} else {
-			out := make([][]ID, 1)
-			if err := r.lookup(sh, []Key{graphstore.MakeKey(graphstore.IndexVertex, graphstore.AllPredicates, planner.Out)}, out, st); err != nil {
-				return nil, err
-			}
-			for _, q := range out[0] {
-				if q == graphstore.TypeID {
-					for c := range r.eng.stats.Classes {
-						keys = append(keys, graphstore.MakeKey(graphstore.IndexVertex, c, planner.In))
-					}
-					continue
-				}
-				keys = append(keys, graphstore.MakeKey(graphstore.IndexVertex, q, planner.Out))
-			}
+// indexListParts returns the sorted lists whose union is indexList's.
+func (r *task) indexListParts(p ID, d planner.Dir, local bool, st *StepStats) ([][]ID, error) {
+	var parts [][]ID
+	for sh := 0; sh < r.eng.store.Shards(); sh++ {
+		if local && sh != r.node {
+			continue
+		}
+		keys, err := r.shardIndexKeys(sh, p, d, st)
+		if err != nil {
+			return nil, err
 		}
 		if len(keys) == 0 {
-			return nil, nil
+			continue
 		}
 		out := make([][]ID, len(keys))
 		if err := r.lookup(sh, keys, out, st); err != nil {
 			return nil, err
 		}
-		return mergeUnion(out), nil
+		parts = append(parts, out...)
+	}
+	return parts, nil
+}
+
+// shardIndexKeys returns the keys of shard sh whose lists' union is the
+// shard's index list (see indexList): one index vertex, or for every
+// subject (every typed vertex) one per predicate (class) of the shard.
+func (r *task) shardIndexKeys(sh int, p ID, d planner.Dir, st *StepStats) ([]Key, error) {
+	switch {
+	case p == graphstore.AllPredicates || (p == graphstore.TypeID && d == planner.Out):
+		var keys []Key
+		if p == graphstore.TypeID {
+			for c := range r.eng.stats.Classes {
+				keys = append(keys, graphstore.MakeKey(graphstore.IndexVertex, c, planner.In))
+			}
+			return keys, nil
+		}
+		out := make([][]ID, 1)
+		if err := r.lookup(sh, []Key{graphstore.MakeKey(graphstore.IndexVertex, graphstore.AllPredicates, planner.Out)}, out, st); err != nil {
+			return nil, err
+		}
+		for _, q := range out[0] {
+			if q == graphstore.TypeID {
+				for c := range r.eng.stats.Classes {
+					keys = append(keys, graphstore.MakeKey(graphstore.IndexVertex, c, planner.In))
+				}
+				continue
+			}
+			keys = append(keys, graphstore.MakeKey(graphstore.IndexVertex, q, planner.Out))
+		}
+		return keys, nil
 	case p > graphstore.MaxPredicate:
 		return nil, nil
 	}
-	out := make([][]ID, 1)
-	if err := r.lookup(sh, []Key{graphstore.MakeKey(graphstore.IndexVertex, p, d)}, out, st); err != nil {
-		return nil, err
-	}
-	return out[0], nil
+	return []Key{graphstore.MakeKey(graphstore.IndexVertex, p, d)}, nil
 }
 
 // index runs an index step: every row × the index list, bound to To.
@@ -186,6 +211,11 @@ func (r *task) index(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.cross(t, list, s.To.Col)
+}
+
+// cross returns every row of t × the IDs of list, bound to column to.
+func (r *task) cross(t *Table, list []ID, to int) (*Table, error) {
 	// A cross product can be far larger than what a deadline lets it
 	// make: size it up to a bound, then grow as it goes.
 	n := min(t.N*len(list), maxPresize)
@@ -202,7 +232,7 @@ func (r *task) index(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 		}
 	}
 	out := t.gather(src)
-	out.Cols[s.To.Col] = vals
+	out.Cols[to] = vals
 	return out, nil
 }
 

@@ -135,7 +135,7 @@ func (q *queryRun) describe(t *Table, d *planner.DescribePlan) ([][3]ID, error) 
 		seed := &Table{Vars: []sparql.Var{ex.Vars[0]}, Cols: [][]ID{todo}, N: len(todo)}
 		todo = nil
 		q.seeds[d.Slot] = seed
-		res, err := q.explore(ex, seed)
+		res, err := q.explore(ex, seed, nil)
 		if err != nil {
 			return nil, err
 		}

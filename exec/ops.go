@@ -557,44 +557,10 @@ func (q *queryRun) values(n *planner.Values) *Table {
 // orderBy sorts the rows stably by the keys (SPARQL order, expr.Compare);
 // a key expression that errs sorts as unbound.
 func (q *queryRun) orderBy(t *Table, keys []planner.OrderKey) (*Table, error) {
-	vals := make([][]expr.Value, len(keys))
-	b := q.binding(t)
-	var es []sparql.Expr
-	for _, k := range keys {
-		if k.Expr != nil {
-			es = append(es, k.Expr)
-		}
-	}
-	if err := q.prepareExists(t, b, es...); err != nil {
-		return nil, err
-	}
 	sc := stopCheck{ctx: q.ctx}
-	for i, k := range keys {
-		vals[i] = make([]expr.Value, t.N)
-		if k.Expr == nil {
-			if c := t.Col(k.Var); c >= 0 {
-				for r := 0; r < t.N; r++ {
-					if err := sc.add(1); err != nil {
-						return nil, err
-					}
-					vals[i][r] = b.value(t.At(c, r)) // one decoding cache with the key expressions
-				}
-			}
-			continue
-		}
-		p, err := q.program(k.Expr)
-		if err != nil {
-			return nil, err
-		}
-		for r := 0; r < t.N; r++ {
-			if err := sc.add(1); err != nil {
-				return nil, err
-			}
-			b.r, b.key = r, q.rowKeys.Add(1)
-			if v, err := p.EvalValue(b); err == nil {
-				vals[i][r] = v
-			}
-		}
+	vals, err := q.orderKeys(t, keys, &sc)
+	if err != nil {
+		return nil, err
 	}
 	src := make([]int32, t.N)
 	for i := range src {
@@ -625,4 +591,48 @@ func (q *queryRun) orderBy(t *Table, keys []planner.OrderKey) (*Table, error) {
 		return nil, stop
 	}
 	return t.gather(src), nil
+}
+
+// orderKeys evaluates the ORDER BY keys on every row of t: vals[k][r] is
+// key k of row r (unbound when its expression errs).
+func (q *queryRun) orderKeys(t *Table, keys []planner.OrderKey, sc *stopCheck) ([][]expr.Value, error) {
+	vals := make([][]expr.Value, len(keys))
+	b := q.binding(t)
+	var es []sparql.Expr
+	for _, k := range keys {
+		if k.Expr != nil {
+			es = append(es, k.Expr)
+		}
+	}
+	if err := q.prepareExists(t, b, es...); err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		vals[i] = make([]expr.Value, t.N)
+		if k.Expr == nil {
+			if c := t.Col(k.Var); c >= 0 {
+				for r := 0; r < t.N; r++ {
+					if err := sc.add(1); err != nil {
+						return nil, err
+					}
+					vals[i][r] = b.value(t.At(c, r)) // one decoding cache with the key expressions
+				}
+			}
+			continue
+		}
+		p, err := q.program(k.Expr)
+		if err != nil {
+			return nil, err
+		}
+		for r := 0; r < t.N; r++ {
+			if err := sc.add(1); err != nil {
+				return nil, err
+			}
+			b.r, b.key = r, q.rowKeys.Add(1)
+			if v, err := p.EvalValue(b); err == nil {
+				vals[i][r] = v
+			}
+		}
+	}
+	return vals, nil
 }

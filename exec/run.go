@@ -292,7 +292,7 @@ func (q *queryRun) eval(n planner.Node) (*Table, error) {
 			}
 			seed = s
 		}
-		return q.explore(n, seed)
+		return q.explore(n, seed, nil)
 	case *planner.Join:
 		if n.Algo == planner.BindJoin {
 			return q.eval(n.Right)
@@ -412,7 +412,11 @@ func (q *queryRun) eval(n planner.Node) (*Table, error) {
 		}
 		return q.orderBy(t, n.Keys)
 	case *planner.Slice:
-		t, err := q.eval(n.Input)
+		want := int64(-1)
+		if n.Limit >= 0 {
+			want = max(n.Offset, 0) + n.Limit
+		}
+		t, err := q.evalUpTo(n.Input, want)
 		if err != nil {
 			return nil, err
 		}
@@ -421,14 +425,91 @@ func (q *queryRun) eval(n planner.Node) (*Table, error) {
 	return nil, fmt.Errorf("BUG: plan node %T", n)
 }
 
+// evalUpTo evaluates n when only its first want rows are needed (-1: all):
+// explorations stop once they have them (stream.go), through the
+// operators that keep or extend rows one for one (Project, Extend, a bind
+// join's seeded side, Union, Slice); ORDER BY keeps a top-k. Other
+// operators evaluate in full. It may return more than want rows.
+func (q *queryRun) evalUpTo(n planner.Node, want int64) (*Table, error) {
+	if want < 0 || want > maxEarlyStop {
+		return q.eval(n)
+	}
+	if err := q.ctx.Err(); err != nil {
+		return nil, err
+	}
+	if want == 0 {
+		want = 1 // an empty answer still needs its columns and errors; one row is cheap
+	}
+	switch n := n.(type) {
+	case *planner.Explore:
+		var seed *Table
+		if n.Seed != nil {
+			s, err := q.eval(n.Seed)
+			if err != nil {
+				return nil, err
+			}
+			seed = s
+		}
+		return q.explore(n, seed, &sink{limit: int(want)})
+	case *planner.Join:
+		if n.Algo == planner.BindJoin {
+			return q.evalUpTo(n.Right, want)
+		}
+	case *planner.Union:
+		l, err := q.evalUpTo(n.Left, want)
+		if err != nil {
+			return nil, err
+		}
+		if int64(l.N) >= want {
+			return l, nil
+		}
+		r, err := q.evalUpTo(n.Right, want-int64(l.N))
+		if err != nil {
+			return nil, err
+		}
+		return unionTables(l, r), nil
+	case *planner.Extend:
+		t, err := q.evalUpTo(n.Input, want)
+		if err != nil {
+			return nil, err
+		}
+		return q.extend(slice(t, 0, want), n.Binds)
+	case *planner.Project:
+		t, err := q.evalUpTo(n.Input, want)
+		if err != nil {
+			return nil, err
+		}
+		return project(t, n.Vars), nil
+	case *planner.Slice:
+		w := int64(-1)
+		if n.Limit >= 0 {
+			w = max(n.Offset, 0) + min(n.Limit, want)
+		}
+		t, err := q.evalUpTo(n.Input, w)
+		if err != nil {
+			return nil, err
+		}
+		return slice(t, n.Offset, n.Limit), nil
+	case *planner.OrderBy:
+		return q.topK(n, int(want))
+	}
+	return q.eval(n)
+}
+
+// maxEarlyStop is the largest LIMIT (with its OFFSET) evaluated with an
+// early stop and a top-k; beyond it the answer is a large share of the
+// rows anyway, and a plain evaluation is cheaper.
+const maxEarlyStop = 1 << 20
+
 // explore runs an exploration (from the seed's rows when seed is not nil)
-// and records its measurements.
-func (q *queryRun) explore(n *planner.Explore, seed *Table) (*Table, error) {
+// and records its measurements; out, when set, bounds or takes the rows
+// (runExploreFrom).
+func (q *queryRun) explore(n *planner.Explore, seed *Table, out *sink) (*Table, error) {
 	flt, err := q.stepFilters(n)
 	if err != nil {
 		return nil, err
 	}
-	t, stats, coord, err := q.e.runExploreFrom(q.ctx, n, seed, flt, q.opts)
+	t, stats, coord, err := q.e.runExploreFrom(q.ctx, n, seed, flt, q.opts, out)
 	if err != nil {
 		return nil, err
 	}

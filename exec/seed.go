@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/wukongd/wukongd/exec/expr"
 	"github.com/wukongd/wukongd/planner"
@@ -230,9 +231,14 @@ func checkCarried(t *Table, clashes [][2]int) *Table {
 }
 
 // runExploreFrom runs one exploration on its coordinator node, from the
-// seed's rows (nil: one empty row), with the filters pushed into it. A
-// panic on the worker becomes the query's error.
-func (e *Engine) runExploreFrom(ctx context.Context, ex *planner.Explore, seed *Table, flt *stepFilters, opts Options) (*Table, []StepStats, int, error) {
+// seed's rows (nil: one empty row), with the filters pushed into it. With
+// out set, the rows go to out: out.limit bounds the rows made (early
+// stop), and out.each, when set, takes every batch on the caller's
+// goroutine while the exploration goes on (the returned table is then
+// empty). A panic on the worker becomes the query's error. It returns
+// once the worker has stopped: when ctx ends, the worker stops at its next
+// look at the context (exec/cancel.go), or never starts.
+func (e *Engine) runExploreFrom(ctx context.Context, ex *planner.Explore, seed *Table, flt *stepFilters, opts Options, out *sink) (*Table, []StepStats, int, error) {
 	start, clashes := seedTable(ex, seed)
 	flt.setVars(start.Vars)
 	if ex.Empty {
@@ -240,7 +246,14 @@ func (e *Engine) runExploreFrom(ctx context.Context, ex *planner.Explore, seed *
 	}
 	start = flt.apply(-1, start)
 	if len(ex.Steps) == 0 || start.N == 0 {
-		return checkCarried(start, clashes), nil, 0, nil
+		t := checkCarried(start, clashes)
+		if out != nil && out.each != nil {
+			if err := out.each(t); err != nil {
+				return nil, nil, 0, err
+			}
+			return &Table{Vars: t.Vars, Cols: make([][]ID, len(t.Vars))}, nil, 0, nil
+		}
+		return t, nil, 0, nil
 	}
 	coord := e.local[e.rr.Add(1)%uint64(len(e.local))]
 	if ex.StartConst != 0 {
@@ -252,35 +265,80 @@ func (e *Engine) runExploreFrom(ctx context.Context, ex *planner.Explore, seed *
 	if opts.Analyze {
 		t.stats = make([]StepStats, len(ex.Steps))
 	}
+	// A streaming consumer runs on this goroutine: the worker hands it
+	// each batch (with carried columns checked) and waits for its answer.
+	type batch struct {
+		t   *Table
+		ack chan error
+	}
+	var batches chan batch
+	var wout *sink
+	if out != nil {
+		t.limit = out.limit
+		if out.each != nil {
+			batches = make(chan batch)
+			wout = &sink{each: func(b *Table) error {
+				b.Vars = start.Vars
+				ack := make(chan error, 1)
+				select {
+				case batches <- batch{checkCarried(b, clashes), ack}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				return <-ack
+			}}
+		}
+	}
 	type result struct {
 		t   *Table
 		err error
 	}
 	done := make(chan result, 1)
+	var state atomic.Int32 // 0 queued, 1 running, 2 abandoned before it ran
 	err := e.submit(ctx, coord, func() {
+		if !state.CompareAndSwap(0, 1) {
+			return
+		}
 		defer func() {
 			if r := recover(); r != nil {
 				done <- result{nil, recovered(r)}
 			}
 		}()
+		if wout != nil {
+			_, err := t.stream(0, start, wout)
+			done <- result{&Table{Cols: make([][]ID, len(start.Vars))}, err}
+			return
+		}
 		res, err := t.explore(0, start)
 		done <- result{res, err}
 	})
 	if err != nil {
 		return nil, nil, coord, err
 	}
-	select {
-	case res := <-done:
-		if res.err != nil {
-			return nil, nil, coord, res.err
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case res := <-done:
+			if res.err != nil {
+				if err := ctx.Err(); err != nil {
+					return nil, nil, coord, err
+				}
+				return nil, nil, coord, res.err
+			}
+			res.t.Vars = start.Vars
+			return checkCarried(res.t, clashes), t.stats, coord, nil
+		case b := <-batches:
+			b.ack <- out.each(b.t)
+		case <-ctxDone:
+			if state.CompareAndSwap(0, 2) {
+				return nil, nil, coord, ctx.Err() // it never ran
+			}
+			// Running: it stops at its next look at the context; wait
+			// for that, so that the query's work has ended when Run
+			// returns.
+			ctxDone = nil
+		case <-e.ctx.Done():
+			return nil, nil, coord, ErrClosed
 		}
-		res.t.Vars = start.Vars
-		return checkCarried(res.t, clashes), t.stats, coord, nil
-	case <-ctx.Done():
-		// The worker stops at its next look at the context (every few
-		// thousand rows, exec/cancel.go); its result is dropped.
-		return nil, nil, coord, ctx.Err()
-	case <-e.ctx.Done():
-		return nil, nil, coord, ErrClosed
 	}
 }

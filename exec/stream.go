@@ -1,0 +1,521 @@
+package exec
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/wukongd/wukongd/exec/expr"
+	"github.com/wukongd/wukongd/planner"
+	"github.com/wukongd/wukongd/sparql"
+)
+
+// Work bounded by the answer (DESIGN.md §6, "Early stop"). When the rows
+// an exploration must make are bounded — a LIMIT with no ORDER BY above
+// it, an ASK, a console page — it runs depth first over batches of rows
+// instead of one step at a time over all rows: a batch goes through every
+// remaining step before the next batch starts, and once the sink has the
+// rows it needs the exploration stops. An index step (every subject, a
+// class, a predicate's subjects) reads its lists one index key at a time
+// (shortest first) and hands them on in growing chunks (indexCursor), so
+// `SELECT * { ?s ?p ?o } LIMIT 100` reads one short list, not the whole
+// index. A forked step sends the rows still wanted with the sub-query
+// (task.limit), so every shard stops too; the parent keeps what its sink
+// needs. ORDER BY … LIMIT k streams the batches into a top-k (topK) that
+// never holds more than k rows beyond the batch it is merging.
+
+// Batches grow from firstBatch (at least the rows wanted) by 4× up to
+// maxBatch rows: a selective plan that needs many input rows per output
+// row pays a few small rounds, a plan that needs everything runs in
+// batches large enough that their overhead does not show.
+const (
+	firstBatch = 64
+	maxBatch   = 1 << 16
+)
+
+// sink takes an exploration's final rows batch by batch.
+type sink struct {
+	// limit is the number of rows wanted (0: all).
+	limit int
+	// each, when set, takes every batch (a streaming consumer: ORDER BY
+	// … LIMIT k); else the rows are collected in rows.
+	each func(t *Table) error
+	rows *Table
+}
+
+// want returns the rows still wanted (0: all).
+func (s *sink) want() int {
+	if s.limit <= 0 {
+		return 0
+	}
+	n := 0
+	if s.rows != nil {
+		n = s.rows.N
+	}
+	return max(s.limit-n, 1)
+}
+
+// done reports whether the sink has every row it wants.
+func (s *sink) done() bool {
+	return s.limit > 0 && s.rows != nil && s.rows.N >= s.limit
+}
+
+// put hands a batch to the sink and reports whether it is satisfied.
+func (s *sink) put(t *Table) (bool, error) {
+	if t == nil || t.N == 0 {
+		return s.done(), nil
+	}
+	if s.each != nil {
+		return false, s.each(t)
+	}
+	if s.rows == nil {
+		s.rows = &Table{Vars: t.Vars, Cols: make([][]ID, len(t.Cols))}
+	}
+	if s.limit > 0 && s.rows.N+t.N > s.limit {
+		t = t.rows(0, s.limit-s.rows.N)
+	}
+	s.rows.appendTable(t)
+	return s.done(), nil
+}
+
+// result returns the collected rows (an empty table of ncols columns when
+// none came).
+func (s *sink) result(ncols int) *Table {
+	if s.rows == nil {
+		return &Table{Cols: make([][]ID, ncols)}
+	}
+	return s.rows
+}
+
+// nextBatch returns the size of the next batch after size (0: the first)
+// for a sink wanting want rows (0: all).
+func nextBatch(size, want int) int {
+	switch {
+	case want == 0:
+		return maxBatch
+	case size == 0:
+		return min(max(want, firstBatch), maxBatch)
+	}
+	return min(4*size, maxBatch)
+}
+
+// rows returns rows [lo, hi) of t; the columns alias t's.
+func (t *Table) rows(lo, hi int) *Table {
+	out := &Table{Vars: t.Vars, Cols: make([][]ID, len(t.Cols)), N: hi - lo}
+	for c, col := range t.Cols {
+		if col != nil {
+			out.Cols[c] = col[lo:hi:hi]
+		}
+	}
+	return out
+}
+
+// stream runs steps[k:] over t depth first in batches and hands the final
+// rows to out; it returns true once out is satisfied.
+func (r *task) stream(k int, t *Table, out *sink) (bool, error) {
+	if t.N == 0 {
+		return out.done(), nil
+	}
+	if err := r.ctx.Err(); err != nil {
+		return false, err
+	}
+	if k == len(r.steps) {
+		return out.put(t)
+	}
+	if size := nextBatch(0, out.want()); t.N > size {
+		for lo := 0; lo < t.N; {
+			hi := min(lo+size, t.N)
+			if done, err := r.stream(k, t.rows(lo, hi), out); done || err != nil {
+				return done, err
+			}
+			lo, size = hi, nextBatch(size, out.want())
+		}
+		return out.done(), nil
+	}
+	s := &r.steps[k]
+	var st *StepStats
+	var t0 time.Time
+	if r.analyze {
+		st = &r.stats[k]
+		t0 = time.Now()
+	}
+	if r.eng.store.Shards() > 1 && s.Mode == planner.ModeForkJoin {
+		// The children (and the local part, through explore) stop at the
+		// rows still wanted; the parent keeps what out needs.
+		saved := r.limit
+		r.limit = out.want()
+		var res *Table
+		var err error
+		switch {
+		case s.Kind == planner.StepIndex:
+			res, err = r.forkAll(k, t, st, t0)
+		case s.From.Kind == planner.OpConst:
+			if owner := r.eng.store.Owner(s.From.ID); owner != r.node {
+				res, err = r.forkTo(k, t, owner, st, t0)
+			} else {
+				r.limit = saved
+				return r.streamStep(k, s, t, out, st, t0)
+			}
+		default:
+			res, err = r.forkSplit(k, t, st, t0)
+		}
+		r.limit = saved
+		if err != nil {
+			return false, err
+		}
+		return out.put(res)
+	}
+	return r.streamStep(k, s, t, out, st, t0)
+}
+
+// streamStep runs step k locally or in place on the rows of t and streams
+// the result through the rest of the steps.
+func (r *task) streamStep(k int, s *planner.Step, t *Table, out *sink, st *StepStats, t0 time.Time) (bool, error) {
+	if st != nil {
+		st.RowsIn += uint64(t.N)
+	}
+	if s.Kind == planner.StepIndex {
+		return r.streamIndex(k, s, t, out, st, t0)
+	}
+	u, err := r.apply(s, t, st)
+	if err != nil {
+		return false, stepError(k, err)
+	}
+	u = r.filters.apply(k, u)
+	if st != nil {
+		st.RowsOut += uint64(u.N)
+		st.Time += time.Since(t0)
+	}
+	return r.stream(k+1, u, out)
+}
+
+// streamIndex runs an index step in chunks of its list: each chunk's rows
+// go through the rest of the steps before the next chunk is read.
+func (r *task) streamIndex(k int, s *planner.Step, t *Table, out *sink, st *StepStats, t0 time.Time) (bool, error) {
+	cur, err := r.newIndexCursor(s, st)
+	if err != nil {
+		return false, stepError(k, err)
+	}
+	var chunk []ID
+	for size := nextBatch(0, out.want()); ; size = nextBatch(size, out.want()) {
+		// t.N rows × the chunk: about size rows per round.
+		chunk, err = cur.next(chunk[:0], max(size/max(t.N, 1), 1))
+		if err != nil {
+			return false, stepError(k, err)
+		}
+		if len(chunk) == 0 {
+			return out.done(), nil
+		}
+		u, err := r.cross(t, chunk, s.To.Col)
+		if err != nil {
+			return false, stepError(k, err)
+		}
+		u = r.filters.apply(k, u)
+		if st != nil {
+			st.RowsOut += uint64(u.N)
+			st.Time += time.Since(t0)
+		}
+		if done, err := r.stream(k+1, u, out); done || err != nil {
+			return done, err
+		}
+		if st != nil {
+			t0 = time.Now()
+		}
+	}
+}
+
+// indexCursor reads an index step's list lazily, one index key at a
+// time: a chunk costs the lists it reads, not the whole index (every
+// subject is the union of every predicate's subjects). The order is the
+// shards', then the keys', not the sorted order of indexList. Shards own
+// disjoint vertices; where one shard's list is a union of several lists
+// (every subject, every typed vertex) a bitmap drops the IDs already given.
+type indexCursor struct {
+	r      *task
+	st     *StepStats
+	shards []int
+	keys   [][]Key // per shard in shards, not yet read
+	seen   *roaring64.Bitmap
+	list   []ID // the rest of the list being read
+	ctx    stopCheck
+}
+
+func (r *task) newIndexCursor(s *planner.Step, st *StepStats) (*indexCursor, error) {
+	p := ID(0)
+	if s.Pred.Kind == planner.OpConst {
+		p = s.Pred.ID
+	}
+	c := &indexCursor{r: r, st: st, ctx: stopCheck{ctx: r.ctx}}
+	for sh := 0; sh < r.eng.store.Shards(); sh++ {
+		if s.Mode == planner.ModeLocal && sh != r.node {
+			continue
+		}
+		keys, err := r.shardIndexKeys(sh, p, s.Dir, st)
+		if err != nil {
+			return nil, err
+		}
+		if len(keys) > 1 {
+			c.seen = roaring64.New()
+			// The shortest lists first: the first chunks cost little.
+			slices.SortFunc(keys, func(a, b Key) int { return cmp.Compare(r.indexSize(a), r.indexSize(b)) })
+		}
+		c.shards = append(c.shards, sh)
+		c.keys = append(c.keys, keys)
+	}
+	return c, nil
+}
+
+// indexSize estimates the length of an index vertex's list from the
+// statistics (a class's instances, a predicate's subjects or objects).
+func (r *task) indexSize(k Key) uint64 {
+	st := r.eng.stats
+	if n, ok := st.Classes[k.Pred()]; ok && k.Dir() == planner.In {
+		return n
+	}
+	ps := st.Preds[k.Pred()]
+	if k.Dir() == planner.In {
+		return ps.Objects
+	}
+	return ps.Subjects
+}
+
+// next appends up to n further IDs to dst (none: the list is done).
+func (c *indexCursor) next(dst []ID, n int) ([]ID, error) {
+	for added := 0; added < n; {
+		if len(c.list) == 0 {
+			for len(c.shards) > 0 && len(c.keys[0]) == 0 {
+				c.shards, c.keys = c.shards[1:], c.keys[1:]
+			}
+			if len(c.shards) == 0 {
+				return dst, nil
+			}
+			out := make([][]ID, 1)
+			if err := c.r.lookup(c.shards[0], c.keys[0][:1], out, c.st); err != nil {
+				return dst, err
+			}
+			c.keys[0] = c.keys[0][1:]
+			c.list = out[0]
+			continue
+		}
+		if c.seen == nil {
+			m := min(n-added, len(c.list))
+			dst = append(dst, c.list[:m]...)
+			c.list = c.list[m:]
+			added += m
+			continue
+		}
+		if err := c.ctx.add(1); err != nil {
+			return dst, err
+		}
+		x := c.list[0]
+		c.list = c.list[1:]
+		if c.seen.CheckedAdd(uint64(x)) {
+			dst = append(dst, x)
+			added++
+		}
+	}
+	return dst, nil
+}
+
+// topK evaluates ORDER BY for its first k rows. When the input is an
+// exploration and the keys need no EXISTS (whose exploration could not run
+// while this one waits), the exploration streams its batches into a
+// bounded heap of the k least rows so far (topKHeap), so the ORDER BY
+// state never holds more than k rows besides the batch whose keys it is
+// comparing. Ties keep the input order (the sort is stable), as a full
+// sort would.
+func (q *queryRun) topK(n *planner.OrderBy, k int) (*Table, error) {
+	ex, ok := n.Input.(*planner.Explore)
+	if !ok || keysNeedExists(n.Keys) {
+		t, err := q.eval(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return q.topKOf(t, n.Keys, k)
+	}
+	var seed *Table
+	if ex.Seed != nil {
+		s, err := q.eval(ex.Seed)
+		if err != nil {
+			return nil, err
+		}
+		seed = s
+	}
+	h := &topKHeap{k: k, keys: n.Keys}
+	sc := stopCheck{ctx: q.ctx}
+	empty, err := q.explore(ex, seed, &sink{each: func(b *Table) error { return h.add(q, b, &sc) }})
+	if err != nil {
+		return nil, err
+	}
+	if h.held == nil {
+		return empty, nil
+	}
+	return h.result(), nil
+}
+
+// topKOf returns the first k rows of t in ORDER BY order.
+func (q *queryRun) topKOf(t *Table, keys []planner.OrderKey, k int) (*Table, error) {
+	if t.N <= k {
+		return q.orderBy(t, keys)
+	}
+	h := &topKHeap{k: k, keys: keys}
+	sc := stopCheck{ctx: q.ctx}
+	if err := h.add(q, t, &sc); err != nil {
+		return nil, err
+	}
+	return h.result(), nil
+}
+
+// topKHeap keeps the k least rows seen (by the keys, then by arrival) in
+// a max-heap: a new row goes in only when it is less than the greatest
+// held row, which it replaces.
+type topKHeap struct {
+	k    int
+	keys []planner.OrderKey
+	held *Table         // the rows held (k at most), columns copied
+	vals [][]expr.Value // per key, per held row
+	seq  []uint64       // arrival number per held row
+	heap []int          // held row indexes, a max-heap
+	n    uint64         // rows seen
+}
+
+// cmp compares key values in ORDER BY order (Desc reversed).
+func (h *topKHeap) cmp(k int, a, b expr.Value) int {
+	c := expr.CompareValues(a, b)
+	if h.keys[k].Desc {
+		c = -c
+	}
+	return c
+}
+
+// lessHeld compares held rows i and j by the keys, then by arrival.
+func (h *topKHeap) lessHeld(i, j int) bool {
+	for k := range h.keys {
+		if c := h.cmp(k, h.vals[k][i], h.vals[k][j]); c != 0 {
+			return c < 0
+		}
+	}
+	return h.seq[i] < h.seq[j]
+}
+
+// lessThanHeld reports whether a candidate (its key values; it came after
+// every held row) is less than held row i.
+func (h *topKHeap) lessThanHeld(cand []expr.Value, i int) bool {
+	for k := range h.keys {
+		if c := h.cmp(k, cand[k], h.vals[k][i]); c != 0 {
+			return c < 0
+		}
+	}
+	return false
+}
+
+func (h *topKHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.lessHeld(h.heap[p], h.heap[i]) {
+			return
+		}
+		h.heap[p], h.heap[i] = h.heap[i], h.heap[p]
+		i = p
+	}
+}
+
+func (h *topKHeap) down(i int) {
+	for {
+		l, big := 2*i+1, i
+		if l < len(h.heap) && h.lessHeld(h.heap[big], h.heap[l]) {
+			big = l
+		}
+		if r := l + 1; r < len(h.heap) && h.lessHeld(h.heap[big], h.heap[r]) {
+			big = r
+		}
+		if big == i {
+			return
+		}
+		h.heap[i], h.heap[big] = h.heap[big], h.heap[i]
+		i = big
+	}
+}
+
+// add offers the rows of b.
+func (h *topKHeap) add(q *queryRun, b *Table, sc *stopCheck) error {
+	if h.k <= 0 || b.N == 0 {
+		return nil
+	}
+	vals, err := q.orderKeys(b, h.keys, sc)
+	if err != nil {
+		return err
+	}
+	if h.held == nil {
+		h.held = &Table{Vars: b.Vars, Cols: make([][]ID, len(b.Cols))}
+		h.vals = make([][]expr.Value, len(h.keys))
+	}
+	cand := make([]expr.Value, len(h.keys))
+	for r := 0; r < b.N; r++ {
+		if err := sc.add(1); err != nil {
+			return err
+		}
+		seq := h.n
+		h.n++
+		for k := range h.keys {
+			cand[k] = vals[k][r]
+		}
+		if len(h.heap) < h.k {
+			i := h.held.N
+			for c := range b.Cols {
+				h.held.Cols[c] = append(h.held.Cols[c], b.At(c, r))
+			}
+			h.held.N++
+			for k := range h.keys {
+				h.vals[k] = append(h.vals[k], cand[k])
+			}
+			h.seq = append(h.seq, seq)
+			h.heap = append(h.heap, i)
+			h.up(len(h.heap) - 1)
+			continue
+		}
+		top := h.heap[0]
+		if !h.lessThanHeld(cand, top) {
+			continue
+		}
+		for c := range b.Cols {
+			h.held.Cols[c][top] = b.At(c, r)
+		}
+		for k := range h.keys {
+			h.vals[k][top] = cand[k]
+		}
+		h.seq[top] = seq
+		h.down(0)
+	}
+	return nil
+}
+
+// result returns the held rows in order.
+func (h *topKHeap) result() *Table {
+	idx := make([]int32, h.held.N)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	sort.Slice(idx, func(i, j int) bool { return h.lessHeld(int(idx[i]), int(idx[j])) })
+	return h.held.gather(idx)
+}
+
+// keysNeedExists reports whether an ORDER BY key uses EXISTS.
+func keysNeedExists(keys []planner.OrderKey) bool {
+	found := false
+	for _, k := range keys {
+		if k.Expr == nil {
+			continue
+		}
+		sparql.WalkExpr(k.Expr, func(e sparql.Expr) bool {
+			if _, ok := e.(*sparql.ExistsExpr); ok {
+				found = true
+			}
+			return !found
+		})
+	}
+	return found
+}

@@ -1,0 +1,203 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/wukongd/wukongd/planner"
+	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/sparql"
+)
+
+// resultRows returns the rows of a result as sorted strings (or, ordered, in
+// their order).
+func resultRows(res *Result, ordered bool) []string {
+	var rows [][]rdf.Term
+	for i := 0; i < res.Len(); i++ {
+		rows = append(rows, res.Row(i, nil))
+	}
+	out := rowStrings(rows)
+	if !ordered {
+		sort.Strings(out)
+	}
+	return out
+}
+
+// stepRows sums the rows every step made, over every node (the engine's
+// own accounting of the work).
+func stepRows(res *Result) uint64 {
+	var n uint64
+	for _, ea := range res.Analysis.Explores {
+		for _, s := range ea.Steps {
+			n += s.RowsOut
+		}
+	}
+	return n
+}
+
+var earlyStopVariants = []Options{{}, {Mode: planner.ModeInPlace}, {Mode: planner.ModeForkJoin}, {ForkThreshold: 1}}
+
+// TestEarlyStop: a LIMIT without ORDER BY, and ASK, give rows of the full
+// answer (as many as asked, or all there are), and make a bounded number
+// of rows on every shard, in place and forked: the cross product of every
+// triple with every triple (36 million rows) stops after a few thousand.
+func TestEarlyStop(t *testing.T) {
+	triples := diffData(t, 6000)
+	queries := []struct {
+		limited, full string
+		limit         int
+	}{
+		{`SELECT * { ?s ?p ?o } LIMIT 10`, `SELECT * { ?s ?p ?o }`, 10},
+		{`SELECT * { ?s ?p ?o } LIMIT 5 OFFSET 7`, `SELECT * { ?s ?p ?o }`, 5},
+		{`SELECT ?s ?n { ?s <http://example.org/knows> ?o BIND(STR(?o) AS ?n) } LIMIT 2`, `SELECT ?s ?n { ?s <http://example.org/knows> ?o BIND(STR(?o) AS ?n) }`, 2},
+		{`SELECT * { ?s <http://example.org/knows> ?o } LIMIT 100`, `SELECT * { ?s <http://example.org/knows> ?o }`, 100},
+		{`SELECT ?s { { ?s <http://example.org/age> ?o } UNION { ?s <http://example.org/knows> ?o } } LIMIT 3`,
+			`SELECT ?s { { ?s <http://example.org/age> ?o } UNION { ?s <http://example.org/knows> ?o } }`, 3},
+		{`SELECT ?x { ?x a <http://swat.cse.lehigh.edu/onto/univ-bench.owl#UndergraduateStudent> ; ?p ?o } LIMIT 50`,
+			`SELECT ?x { ?x a <http://swat.cse.lehigh.edu/onto/univ-bench.owl#UndergraduateStudent> ; ?p ?o }`, 50},
+	}
+	for _, shards := range []int{1, 4} {
+		e := newTestEngine(t, triples, shards)
+		for _, opts := range earlyStopVariants {
+			name := fmt.Sprintf("%d shards %s threshold %v", shards, opts.Mode, opts.ForkThreshold)
+			for _, q := range queries {
+				full, err := e.Query(context.Background(), q.full, opts)
+				if err != nil {
+					t.Fatalf("%s: %s: %v", name, q.full, err)
+				}
+				all := map[string]int{}
+				for _, r := range resultRows(full, false) {
+					all[r]++
+				}
+				res, err := e.Query(context.Background(), q.limited, opts)
+				if err != nil {
+					t.Fatalf("%s: %s: %v", name, q.limited, err)
+				}
+				want := min(q.limit, max(full.Len()-offsetOf(q.limited), 0))
+				if res.Len() != want {
+					t.Errorf("%s: %s: %d rows, want %d", name, q.limited, res.Len(), want)
+				}
+				for _, r := range resultRows(res, false) {
+					if all[r] == 0 {
+						t.Errorf("%s: %s: row %q is not in the full answer", name, q.limited, r)
+					}
+					all[r]--
+				}
+			}
+			for _, q := range []string{`SELECT * { ?a ?b ?c . ?d ?e ?f } LIMIT 10`, `ASK { ?a ?b ?c . ?d ?e ?f }`} {
+				o := opts
+				o.Analyze = true
+				res, err := e.Query(context.Background(), q, o)
+				if err != nil {
+					t.Fatalf("%s: %s: %v", name, q, err)
+				}
+				if strings.HasPrefix(q, "ASK") {
+					if !res.Boolean {
+						t.Errorf("%s: %s is false", name, q)
+					}
+				} else if res.Len() != 10 {
+					t.Errorf("%s: %s: %d rows, want 10", name, q, res.Len())
+				}
+				if n := stepRows(res); n > 100_000 {
+					t.Errorf("%s: %s made %d rows (the full product has %d)", name, q, n, len(triples)*len(triples))
+				}
+			}
+			res, err := e.Query(context.Background(), `ASK { ?s <http://example.org/not-in-the-data> ?o }`, opts)
+			if err != nil || res.Boolean {
+				t.Errorf("%s: ASK of a missing predicate: %v, %v", name, res.Boolean, err)
+			}
+		}
+	}
+}
+
+func offsetOf(q string) int {
+	var n int
+	if i := strings.Index(q, "OFFSET "); i >= 0 {
+		fmt.Sscan(q[i+len("OFFSET "):], &n)
+	}
+	return n
+}
+
+// TestTopK: ORDER BY … LIMIT k gives the first k rows of the full sort,
+// streamed or not, in every mode.
+func TestTopK(t *testing.T) {
+	triples := diffData(t, 6000)
+	ub := "http://swat.cse.lehigh.edu/onto/univ-bench.owl#"
+	for _, shards := range []int{1, 4} {
+		e := newTestEngine(t, triples, shards)
+		for _, opts := range earlyStopVariants {
+			for _, order := range []string{"?x", "DESC(?x)", "?s ?p ?o", "DESC(?o) ?s ?p", "STR(?o) ?s ?p"} {
+				var pattern string
+				if strings.Contains(order, "?x") {
+					pattern = "?x a <" + ub + "UndergraduateStudent>"
+				} else {
+					pattern = "?s ?p ?o"
+				}
+				full, err := e.Query(context.Background(), "SELECT * { "+pattern+" } ORDER BY "+order, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all := resultRows(full, true)
+				for _, k := range []int{0, 1, 10, 1000, 100000} {
+					q := fmt.Sprintf("SELECT * { %s } ORDER BY %s LIMIT %d", pattern, order, k)
+					res, err := e.Query(context.Background(), q, opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, want := resultRows(res, true), all[:min(k, len(all))]
+					if strings.Join(got, "\n") != strings.Join(want, "\n") {
+						t.Errorf("%d shards %+v: %s: got %d rows, want %d (first %q, want %q)", shards, opts, q, len(got), len(want), first(got), first(want))
+					}
+				}
+			}
+		}
+	}
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// TestTopKHeapHoldsK: fed batch after batch, the heap never holds more
+// than k rows and ends with the k least in order, ties in arrival order.
+func TestTopKHeapHoldsK(t *testing.T) {
+	e := newTestEngine(t, diffData(t, 10), 1)
+	res := &Result{locals: &TermTable{}}
+	q := newQueryRun(context.Background(), e, &planner.Plan{}, Options{}, res)
+	keys := []planner.OrderKey{{Var: "x"}}
+	h := &topKHeap{k: 3, keys: keys}
+	// Values: integers interned as local terms; y numbers the rows.
+	var all [][2]int
+	sc := stopCheck{}
+	for b := 0; b < 5; b++ {
+		tb := &Table{Vars: []sparql.Var{"x", "y"}, Cols: make([][]ID, 2)}
+		for i := 0; i < 7; i++ {
+			x := (b*7 + i*5) % 4
+			y := len(all)
+			all = append(all, [2]int{x, y})
+			tb.Cols[0] = append(tb.Cols[0], q.intern(rdf.NewLiteral(fmt.Sprint(x), rdf.XSDInteger)))
+			tb.Cols[1] = append(tb.Cols[1], q.intern(rdf.NewLiteral(fmt.Sprint(y), rdf.XSDInteger)))
+			tb.N++
+		}
+		if err := h.add(q, tb, &sc); err != nil {
+			t.Fatal(err)
+		}
+		if h.held.N > 3 {
+			t.Fatalf("after batch %d the heap holds %d rows", b, h.held.N)
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i][0] < all[j][0] })
+	out := h.result()
+	for i := 0; i < 3; i++ {
+		got := q.term(out.Cols[1][i]).Value
+		if got != fmt.Sprint(all[i][1]) {
+			t.Errorf("row %d: y = %s, want %d", i, got, all[i][1])
+		}
+	}
+}
