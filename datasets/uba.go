@@ -133,7 +133,7 @@ var telephone = []byte("xxx-xxx-xxxx")
 // section starts the section of an instance: <subj> rdf:type c and, for
 // most classes, <subj> ub:name "c<idx>".
 func (g *univGen) section(c class, idx int, named bool) {
-	g.sink.typ(g.subj, c)
+	g.sink.typ(g.subj, c, false)
 	if named {
 		g.val = localName(g.val[:0], c, idx)
 		g.sink.lit(g.subj, predName, g.val)
@@ -151,31 +151,23 @@ func (g *univGen) contact(c class, idx int) {
 	g.sink.lit(g.subj, predTelephone, telephone)
 }
 
-// univRef writes <subj> p <University<u>>, preceded by the university's
-// rdf:type the first time it occurs in the data set: UBA writes the
-// university as a nested node every time, and the conversion drops the
-// repeats.
+// univRef writes <subj> p <University<u>>: UBA writes the university as a
+// nested node, with its rdf:type, every time.
 func (g *univGen) univRef(p predicate, u int) {
 	g.obj = appendUnivIRI(g.obj[:0], u)
-	g.typeUniv(u, g.obj)
-	g.sink.iri(g.subj, p, g.obj)
+	g.sink.univ(g.subj, p, g.obj, g.typeUniv(u))
 }
 
-// typeUniv writes <iri> rdf:type ub:University unless it was written
-// before.
-func (g *univGen) typeUniv(u int, iri []byte) {
-	if u < DegreeUniversities {
-		if g.typed.has(u) {
-			return
-		}
-		g.typed.add(u)
-	} else {
-		if g.ownTyped {
-			return
-		}
-		g.ownTyped = true
+// typeUniv records that University<u>'s rdf:type is written and says
+// whether it was written before.
+func (g *univGen) typeUniv(u int) (repeat bool) {
+	if u >= DegreeUniversities {
+		repeat, g.ownTyped = g.ownTyped, true
+		return repeat
 	}
-	g.sink.typ(iri, classUniversity)
+	repeat = g.typed.has(u)
+	g.typed.add(u)
+	return repeat
 }
 
 // randomList is UBA's _getRandomList(num, 0, size-1): num distinct values
@@ -219,15 +211,7 @@ func (g *univGen) generate(u int, typedBefore *univSet) {
 // department writes department d of the current university: UBA's file
 // University<u>_<d>.owl.
 func (g *univGen) department(d int) {
-	// The file's header: <owl:Ontology rdf:about=""> importing univ-bench,
-	// with "" resolved against the file's name.
-	g.subj = append(g.subj[:0], "file:///University"...)
-	g.subj = strconv.AppendInt(g.subj, int64(g.univ), 10)
-	g.subj = append(g.subj, '_')
-	g.subj = strconv.AppendInt(g.subj, int64(d), 10)
-	g.subj = append(g.subj, ".owl"...)
-	g.sink.typ(g.subj, classOntology)
-	g.sink.iri(g.subj, predImports, univBenchOntology)
+	g.sink.file(g.univ, d)
 
 	g.dept = append(g.dept[:0], "http://www.Department"...)
 	g.dept = strconv.AppendInt(g.dept, int64(d), 10)
@@ -254,7 +238,7 @@ func (g *univGen) department(d int) {
 
 	if d == 0 {
 		g.subj = append(g.subj[:0], g.univIRI...)
-		g.typeUniv(g.univ, g.subj)
+		g.sink.typ(g.subj, classUniversity, g.typeUniv(g.univ))
 		g.val = localName(g.val[:0], classUniversity, g.univ)
 		g.sink.lit(g.subj, predName, g.val)
 	}
@@ -402,11 +386,11 @@ func (g *univGen) assistants() {
 	for i, s := range g.list {
 		g.subj = g.member(g.subj[:0], classGraduateStudent, int(s))
 		if i < ta {
-			g.sink.typ(g.subj, classTeachingAssistant)
+			g.sink.typ(g.subj, classTeachingAssistant, false)
 			g.obj = g.member(g.obj[:0], classCourse, int(g.list2[i]))
 			g.sink.iri(g.subj, predTeachingAssistantOf, g.obj)
 		} else {
-			g.sink.typ(g.subj, classResearchAssistant)
+			g.sink.typ(g.subj, classResearchAssistant, false)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,7 +173,8 @@ func TestUBAConversion(t *testing.T) {
 }
 
 // TestAgainstUBA runs UBA 1.7 itself on each of ubaCases and compares its
-// output, converted by ubaToNTriples, with the generator's. It needs Java
+// files with WriteUBAFiles' byte for byte, and its output converted by
+// ubaToNTriples with GenerateLUBM's. It needs Java
 // and UBA's compiled classes (or jar): WUKONGD_UBA=<classpath>, e.g.
 //
 //	javac -d /tmp/uba/classes edu/lehigh/swat/bench/uba/*.java
@@ -210,6 +212,7 @@ func TestAgainstUBA(t *testing.T) {
 		if len(files) == 0 {
 			t.Fatalf("%v: UBA wrote no files", c)
 		}
+		sameFiles(t, datasets.LUBMConfig{Universities: int(c.univ), Index: int(c.index), Seed: c.seed}, files)
 		text := ubaToNTriples(t, files)
 		sum := sha256.Sum256(text)
 		uba := ubaResult{triples: int64(bytes.Count(text, []byte("\n"))), sha256: hex.EncodeToString(sum[:])}
@@ -233,5 +236,59 @@ func TestAgainstUBA(t *testing.T) {
 		if want := fmt.Sprintf("%d\t%d\t%d\t%d\t%s", c.univ, c.index, c.seed, recorded[c].triples, recorded[c].sha256); lines[i] != want {
 			t.Errorf("%v: UBA gives %q, %s records %q", c, lines[i], ubaTSV, want)
 		}
+	}
+}
+
+// sameFiles compares the UBA files that WriteUBAFiles writes for cfg with
+// want (UBA's own files, .owl or .owl.gz), byte for byte.
+func sameFiles(t *testing.T, cfg datasets.LUBMConfig, want []string) {
+	t.Helper()
+	dir := t.TempDir()
+	n, err := datasets.WriteUBAFiles(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(want) {
+		t.Fatalf("%+v: %d files written, UBA has %d", cfg, n, len(want))
+	}
+	for _, w := range want {
+		m := ubaFileName.FindStringSubmatch(w)
+		if m == nil {
+			t.Fatalf("%s: not a UBA file name", w)
+		}
+		name := "University" + m[1] + "_" + m[2] + ".owl"
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := loader.OpenFile(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, ref) {
+			i := 0
+			for i < min(len(got), len(ref)) && got[i] == ref[i] {
+				i++
+			}
+			t.Fatalf("%s differs from UBA's at byte %d: %q, UBA %q", name, i, got[i:min(i+80, len(got))], ref[i:min(i+80, len(ref))])
+		}
+	}
+}
+
+// TestWriteUBAFiles compares UBA's own layout, as WriteUBAFiles writes it,
+// with UBA's LUBM-1 files in ../shared/datasets/lubm/uba-1, byte for byte.
+func TestWriteUBAFiles(t *testing.T) {
+	files, _ := filepath.Glob(lubmDir + "/uba-1/University*_*.owl.gz")
+	if len(files) == 0 {
+		t.Skip("reference data not available")
+	}
+	sameFiles(t, datasets.LUBMConfig{Universities: 1}, files)
+	if _, err := datasets.WriteUBAFiles(filepath.Join(t.TempDir(), "missing"), datasets.LUBMConfig{Universities: 1}); err == nil {
+		t.Error("no error for a missing directory")
 	}
 }

@@ -31,16 +31,22 @@ The output is N-Triples; a FILE ending in .gz is gzip-compressed. "-" writes
 to standard output. A FILE is written under a temporary name and renamed when
 complete, so it never holds a partial data set.
 
-Example:
-  wukongd gen lubm --univ 100 --out lubm100.nt.gz`
+With --layout uba, --out is a directory (created if missing) that receives
+UBA's own layout instead: one RDF/XML file per department,
+University<u>_<d>.owl, byte for byte the files UBA writes.
+
+Examples:
+  wukongd gen lubm --univ 100 --out lubm100.nt.gz
+  wukongd gen lubm --univ 5 --layout uba --out lubm5-owl/`
 
 func runGen(args []string) error {
-	fs := newFlagSet("gen", "lubm --univ N [--index I] [--seed S] [--workers W] --out FILE|-", genDescription)
+	fs := newFlagSet("gen", "lubm --univ N [--index I] [--seed S] [--workers W] [--layout nt|uba] --out FILE|-|DIR", genDescription)
 	univ := fs.Int("univ", 1, "number of universities (the N of LUBM-N)")
 	index := fs.Int("index", 0, "index of the first university (UBA's -index)")
 	seed := fs.Int64("seed", 0, "UBA's random seed, 0 to 2147483647")
 	workers := fs.Int("workers", 0, "universities generated in parallel (0: one per CPU)")
-	out := fs.String("out", "", `output file (".gz" suffix: gzip), or "-" for standard output`)
+	out := fs.String("out", "", `output file (".gz" suffix: gzip), or "-" for standard output; with --layout uba a directory`)
+	layout := fs.String("layout", "nt", `"nt": one N-Triples stream; "uba": UBA's RDF/XML files, one per department`)
 	quiet := fs.Bool("quiet", false, "no progress bar or summary on standard error")
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if err := parseFlags(fs, args); err != nil {
@@ -75,6 +81,27 @@ func runGen(args []string) error {
 	start := time.Now()
 	var n int64
 	var err error
+	switch *layout {
+	case "nt":
+	case "uba":
+		if *out == "-" {
+			return errors.New(`--layout uba writes files: --out must be a directory, not "-"`)
+		}
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			return fmt.Errorf("cannot create %s: %w", *out, err)
+		}
+		files, err := datasets.WriteUBAFiles(*out, cfg)
+		if err != nil {
+			return err
+		}
+		if !*quiet {
+			fmt.Fprintf(os.Stderr, "LUBM-%d (index %d, seed %d): %d UBA files in %s in %.2fs\n",
+				*univ, *index, *seed, files, *out, time.Since(start).Seconds())
+		}
+		return nil
+	default:
+		return fmt.Errorf(`unknown --layout %q (want "nt" or "uba")`, *layout)
+	}
 	if *out == "-" {
 		n, err = datasets.GenerateLUBM(os.Stdout, cfg)
 	} else {
@@ -85,8 +112,8 @@ func runGen(args []string) error {
 	}
 	if !*quiet {
 		d := time.Since(start)
-		fmt.Fprintf(os.Stderr, "LUBM-%d (seed %d): %d triples in %.2fs (%.0f triples/s)\n",
-			*univ, *seed, n, d.Seconds(), float64(n)/d.Seconds())
+		fmt.Fprintf(os.Stderr, "LUBM-%d (index %d, seed %d): %d triples in %.2fs (%.0f triples/s)\n",
+			*univ, *index, *seed, n, d.Seconds(), float64(n)/d.Seconds())
 	}
 	return nil
 }

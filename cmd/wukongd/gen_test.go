@@ -53,6 +53,31 @@ func TestGenLUBM(t *testing.T) {
 	}
 }
 
+// TestGenUBALayout checks --layout uba: UBA's files in a new directory,
+// as datasets.WriteUBAFiles writes them.
+func TestGenUBALayout(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "owl")
+	if got := run([]string{"gen", "lubm", "--layout", "uba", "--index", "4", "--quiet", "--out", dir}); got != 0 {
+		t.Fatalf("gen --layout uba: exit status %d", got)
+	}
+	want := t.TempDir()
+	n, err := datasets.WriteUBAFiles(want, datasets.LUBMConfig{Universities: 1, Index: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != n || n < 15 {
+		t.Fatalf("%d files in %s (%v), want %d", len(entries), dir, err, n)
+	}
+	for _, e := range entries {
+		got, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		w, err := os.ReadFile(filepath.Join(want, e.Name()))
+		if err != nil || !bytes.Equal(got, w) || !bytes.HasPrefix(got, []byte("<?xml")) {
+			t.Fatalf("%s differs from datasets.WriteUBAFiles' (%v)", e.Name(), err)
+		}
+	}
+}
+
 // TestGenSpecialFile checks that a device is written in place, not replaced
 // by a renamed temporary file.
 func TestGenSpecialFile(t *testing.T) {
@@ -82,6 +107,8 @@ func TestGenErrors(t *testing.T) {
 		{"gen", "lubm", "--out", filepath.Join(t.TempDir(), "no", "such", "dir.nt")},
 		{"gen", "lubm", "--out", "-", "extra"},
 		{"gen", "lubm", "--out", t.TempDir()},
+		{"gen", "lubm", "--layout", "xml", "--out", t.TempDir()},
+		{"gen", "lubm", "--layout", "uba", "--out", "-"},
 	} {
 		if got := run(args); got != 1 {
 			t.Errorf("run(%q) = %d, want 1", args, got)
