@@ -19,6 +19,14 @@ var semantics = []feature{
 	// group is evaluated on its own and joined afterwards, so a variable
 	// bound outside is unbound inside.
 	//
+	// An OPTIONAL inside a group that reads the outer ?v: the group is
+	// LeftJoin({?x :knows ?s}, {?s :other ?v}) on its own — ?v 10 for :a,
+	// 1 for :b — which the outer rows (?v 1 and 2) do not join with.
+	{"nwd/group-optional-outer-var", dataW, false, `SELECT ?s ?x WHERE { ?s :val ?v { ?x :knows ?s OPTIONAL { ?s :other ?v } } }`, "?s ?x"},
+	// MINUS inside a group whose right side shares only the outer ?v:
+	// on its own it shares nothing with {?s :other ?o}, so it removes
+	// nothing (§18.5: disjoint domains are never removed).
+	{"nwd/group-minus-outer-var", dataW, false, `SELECT ?s ?o WHERE { ?s :val ?v { ?s :other ?o MINUS { ?z :val ?v } } }`, "?s ?o\n:a 10\n:b 1"},
 	// A FILTER in a group nested in the OPTIONAL: Filter(?v = 2, BGP) sees
 	// ?v unbound (an error: false), so the optional part never matches.
 	{"nwd/optional-nested-filter", dataW, false, `SELECT ?s ?o WHERE { ?s :val ?v OPTIONAL { ?s :other ?o { FILTER(?v = 2) } } }`, "?s ?o\n:a UNDEF\n:b UNDEF"},

@@ -392,6 +392,16 @@ func (st *state) lowerNode(p sparql.Pattern, sd *seed, own scope) (Node, error) 
 		}
 		return &Let{Slot: slot, Value: sd.node, Body: b}, nil
 	case *sparql.LeftJoin:
+		if sd != nil && !sd.subst {
+			// (S ⋈ A) ⟕ B is S ⋈ (A ⟕ B) only if every variable of B or of
+			// the condition that the seed S may bind is bound by A in every
+			// row (so B meets it with A's value either way). A pattern that
+			// is not well designed — ?n bound outside and inside a nested
+			// OPTIONAL but not by its left side — runs on its own.
+			if v, ok := seedReaches(sd, scopeOf(p.Left), scopeOf(p.Right).vars, exprVars(p.Expr)); ok {
+				return independent(fmt.Sprintf("the OPTIONAL reads ?%s, which the outer rows bind and its left side may not", v))
+			}
+		}
 		left, lsc, err := st.lower(p.Left, sd)
 		if err != nil {
 			return nil, err
@@ -412,6 +422,13 @@ func (st *state) lowerNode(p sparql.Pattern, sd *seed, own scope) (Node, error) 
 		}
 		return &LeftJoin{Left: left, Right: right, Slot: slot, RowVar: rv, Expr: p.Expr}, nil
 	case *sparql.Minus:
+		if sd != nil && !sd.subst {
+			// Likewise (S ⋈ A) − B is S ⋈ (A − B) only if B shares with
+			// S nothing that A may leave unbound.
+			if v, ok := seedReaches(sd, scopeOf(p.Left), scopeOf(p.Right).vars, nil); ok {
+				return independent(fmt.Sprintf("MINUS reads ?%s, which the outer rows bind and its left side may not", v))
+			}
+		}
 		left, lsc, err := st.lower(p.Left, sd)
 		if err != nil {
 			return nil, err
@@ -523,6 +540,24 @@ func (st *state) lowerNode(p sparql.Pattern, sd *seed, own scope) (Node, error) 
 		return nil, fmt.Errorf("%w: SERVICE (line %d, column %d)", ErrUnsupported, pos.Line, pos.Col)
 	}
 	return independent("a sub-query, group, VALUES or solution modifier runs on its own")
+}
+
+// seedReaches returns a variable of vars or exprVars that the seed may bind
+// and the left side (of scope left) may leave unbound: with such a
+// variable, pushing the seed's rows through the left side into the right
+// side changes what the right side sees.
+func seedReaches(sd *seed, left scope, vars []sparql.Var, exprVars map[sparql.Var]bool) (sparql.Var, bool) {
+	for _, v := range vars {
+		if sd.sc.has(v) && !left.certain[v] {
+			return v, true
+		}
+	}
+	for v := range exprVars {
+		if sd.sc.has(v) && !left.certain[v] {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // certainShared reports whether every variable of own that the seed may

@@ -225,3 +225,43 @@ func TestForms(t *testing.T) {
 		}
 	}
 }
+
+// TestWellDesignedSeeding: a nested OPTIONAL (or MINUS) whose right side
+// reads a variable of the outer rows that its own left side may leave
+// unbound is not well designed; it runs on its own and is hash-joined
+// with the outer rows. A well-designed nesting keeps the seeded plan.
+func TestWellDesignedSeeding(t *testing.T) {
+	hashes := func(text, why string) bool {
+		t.Helper()
+		p, err := Build(mustParse(t, text), testCatalog(), testStats(4), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range findNodes[*Join](p.Root) {
+			if j.Algo == HashJoin && strings.Contains(j.Why, why) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		text, why string
+		hash      bool
+	}{
+		// ?n: bound by the outer rows, read by the nested OPTIONAL's
+		// right side, not bound by its left side.
+		{`SELECT * WHERE { ?x :name ?n OPTIONAL { ?y :takes ?c OPTIONAL { ?y :name ?n } } }`, "the OPTIONAL reads ?n", true},
+		{`SELECT * WHERE { ?x :name ?n { ?y :takes ?c OPTIONAL { ?y :name ?n } } }`, "the OPTIONAL reads ?n", true},
+		{`SELECT * WHERE { ?x :name ?n { ?y :takes ?c MINUS { ?y :name ?n } } }`, "MINUS reads ?n", true},
+		// The condition of the nested OPTIONAL reads the outer ?n.
+		{`SELECT * WHERE { ?x :name ?n { ?y :takes ?c OPTIONAL { ?y :name ?m FILTER(?m = ?n) } } }`, "the OPTIONAL reads ?n", true},
+		// Well designed: the nested OPTIONAL's left side binds ?n (or the
+		// right side does not read it).
+		{`SELECT * WHERE { ?x :name ?n OPTIONAL { ?y :name ?n OPTIONAL { ?y :takes ?c } } }`, "reads", false},
+		{`SELECT * WHERE { ?x :name ?n OPTIONAL { ?x :takes ?c OPTIONAL { ?c :name ?m } } }`, "reads", false},
+	} {
+		if got := hashes(c.text, c.why); got != c.hash {
+			t.Errorf("%s: hash join %q = %v, want %v", c.text, c.why, got, c.hash)
+		}
+	}
+}

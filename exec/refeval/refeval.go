@@ -4,10 +4,15 @@
 //
 // In: a *sparql.Query and []rdf.Triple. Out: the result variables and the
 // rows as rdf.Terms (a bag, in no particular order unless ORDER BY).
-// It covers what the engine covers: basic graph patterns (and joins of
-// them), projection, DISTINCT, REDUCED, ORDER BY variables, OFFSET and
-// LIMIT. It is deliberately slow: nested loops over the triples, which are
-// only grouped by predicate so that tests finish.
+// It covers basic graph patterns and joins of them, OPTIONAL (LeftJoin
+// with its condition), UNION, MINUS, FILTER with a small set of
+// expressions (BOUND, !, &&, ||, = and != as RDFterm-equal with numbers by
+// value, < > <= >= on numbers, sameTerm, isIRI, isLiteral), projection,
+// DISTINCT, REDUCED, ORDER BY variables, OFFSET and LIMIT. Every operator
+// evaluates its operands on their own, bottom up, exactly as §18.5 defines
+// it — the engine's seeding of one side with the other's rows must agree
+// with that. It is deliberately slow: nested loops over the triples, which
+// are only grouped by predicate so that tests finish.
 package refeval
 
 import (
@@ -30,7 +35,8 @@ type Graph struct {
 	byPred map[rdf.Term][]rdf.Triple
 	bySubj map[rdf.Term][]rdf.Triple
 	byObj  map[rdf.Term][]rdf.Triple
-	// Limit, when > 0, bounds the solutions of any step: Eval fails with
+	// Limit, when > 0, bounds the solutions of any step, and the pairs a
+	// join, left join or minus compares by 100×Limit: Eval fails with
 	// ErrTooLarge beyond it (tests use it to skip explosive queries).
 	Limit int
 }
@@ -103,6 +109,9 @@ func (g *Graph) eval(p sparql.Pattern) ([]solution, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := g.pairs(l, r); err != nil {
+			return nil, err
+		}
 		var out []solution
 		for _, a := range l {
 			for _, b := range r {
@@ -110,6 +119,110 @@ func (g *Graph) eval(p sparql.Pattern) ([]solution, error) {
 					out = append(out, m)
 				}
 			}
+			if g.Limit > 0 && len(out) > g.Limit {
+				return nil, ErrTooLarge
+			}
+		}
+		return out, nil
+	case *sparql.LeftJoin:
+		// §18.5: LeftJoin(Ω1, Ω2, expr) = Filter(expr, Join(Ω1, Ω2)) ∪
+		// Diff(Ω1, Ω2, expr).
+		l, err := g.eval(p.Left)
+		if err != nil {
+			return nil, err
+		}
+		r, err := g.eval(p.Right)
+		if err != nil {
+			return nil, err
+		}
+		if err := g.pairs(l, r); err != nil {
+			return nil, err
+		}
+		var out []solution
+		for _, a := range l {
+			matched := false
+			for _, b := range r {
+				m, ok := merge(a, b)
+				if !ok {
+					continue
+				}
+				if p.Expr != nil {
+					v, err := ebv(p.Expr, m)
+					if errors.Is(err, ErrUnsupported) {
+						return nil, err
+					}
+					if err != nil || !v {
+						continue
+					}
+				}
+				matched = true
+				out = append(out, m)
+			}
+			if !matched {
+				out = append(out, a)
+			}
+			if g.Limit > 0 && len(out) > g.Limit {
+				return nil, ErrTooLarge
+			}
+		}
+		return out, nil
+	case *sparql.Union:
+		l, err := g.eval(p.Left)
+		if err != nil {
+			return nil, err
+		}
+		r, err := g.eval(p.Right)
+		if err != nil {
+			return nil, err
+		}
+		if g.Limit > 0 && len(l)+len(r) > g.Limit {
+			return nil, ErrTooLarge
+		}
+		return append(l, r...), nil
+	case *sparql.Minus:
+		l, err := g.eval(p.Left)
+		if err != nil {
+			return nil, err
+		}
+		r, err := g.eval(p.Right)
+		if err != nil {
+			return nil, err
+		}
+		if err := g.pairs(l, r); err != nil {
+			return nil, err
+		}
+		var out []solution
+		for _, a := range l {
+			removed := false
+			for _, b := range r {
+				if _, ok := merge(a, b); ok && sharesVar(a, b) {
+					removed = true
+					break
+				}
+			}
+			if !removed {
+				out = append(out, a)
+			}
+		}
+		return out, nil
+	case *sparql.Filter:
+		in, err := g.eval(p.Input)
+		if err != nil {
+			return nil, err
+		}
+		var out []solution
+	rows:
+		for _, s := range in {
+			for _, e := range p.Exprs {
+				v, err := ebv(e, s)
+				if errors.Is(err, ErrUnsupported) {
+					return nil, err
+				}
+				if err != nil || !v {
+					continue rows
+				}
+			}
+			out = append(out, s)
 		}
 		return out, nil
 	case *sparql.Project:
@@ -306,4 +419,146 @@ func number(t rdf.Term) (*big.Rat, bool) {
 		return new(big.Rat).SetString(strings.TrimSpace(t.Value))
 	}
 	return nil, false
+}
+
+// pairs fails with ErrTooLarge when comparing every solution of l with
+// every one of r would exceed the limit.
+func (g *Graph) pairs(l, r []solution) error {
+	if g.Limit > 0 && int64(len(l))*int64(len(r)) > 100*int64(g.Limit) {
+		return ErrTooLarge
+	}
+	return nil
+}
+
+func sharesVar(a, b solution) bool {
+	for k := range a {
+		if _, ok := b[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// errType is an expression's type error (a FILTER drops the row).
+var errType = errors.New("refeval: type error")
+
+// ebv evaluates e under s to its effective boolean value.
+func ebv(e sparql.Expr, s solution) (bool, error) {
+	t, err := evalExpr(e, s)
+	if err != nil {
+		return false, err
+	}
+	if t.Kind == rdf.KindLiteral && t.Datatype == rdf.XSD+"boolean" {
+		return t.Value == "true" || t.Value == "1", nil
+	}
+	if n, ok := number(t); ok {
+		return n.Sign() != 0, nil
+	}
+	if t.Kind == rdf.KindLiteral && (t.Datatype == "" || t.Datatype == rdf.XSD+"string") && t.Lang == "" {
+		return t.Value != "", nil
+	}
+	return false, errType
+}
+
+func boolTerm(b bool) rdf.Term {
+	if b {
+		return rdf.NewLiteral("true", rdf.XSD+"boolean")
+	}
+	return rdf.NewLiteral("false", rdf.XSD+"boolean")
+}
+
+// evalExpr evaluates the expressions the reference knows.
+func evalExpr(e sparql.Expr, s solution) (rdf.Term, error) {
+	switch e := e.(type) {
+	case *sparql.VarExpr:
+		t, ok := s[e.Var]
+		if !ok {
+			return rdf.Term{}, errType
+		}
+		return t, nil
+	case *sparql.TermExpr:
+		return e.Term, nil
+	case *sparql.UnaryExpr:
+		if e.Op != "!" {
+			break
+		}
+		v, err := ebv(e.X, s)
+		if err != nil {
+			return rdf.Term{}, err
+		}
+		return boolTerm(!v), nil
+	case *sparql.BinaryExpr:
+		switch e.Op {
+		case "&&", "||":
+			// §17.2: an error on one side is overruled by false (&&) or
+			// true (||) on the other.
+			a, ea := ebv(e.L, s)
+			b, eb := ebv(e.R, s)
+			decisive := e.Op == "||"
+			switch {
+			case ea == nil && a == decisive, eb == nil && b == decisive:
+				return boolTerm(decisive), nil
+			case ea != nil:
+				return rdf.Term{}, ea
+			case eb != nil:
+				return rdf.Term{}, eb
+			}
+			return boolTerm(!decisive), nil
+		case "=", "!=", "<", ">", "<=", ">=":
+			a, err := evalExpr(e.L, s)
+			if err != nil {
+				return rdf.Term{}, err
+			}
+			b, err := evalExpr(e.R, s)
+			if err != nil {
+				return rdf.Term{}, err
+			}
+			x, okx := number(a)
+			y, oky := number(b)
+			if okx && oky {
+				c := x.Cmp(y)
+				return boolTerm(map[string]bool{"=": c == 0, "!=": c != 0, "<": c < 0, ">": c > 0, "<=": c <= 0, ">=": c >= 0}[e.Op]), nil
+			}
+			if e.Op != "=" && e.Op != "!=" {
+				return rdf.Term{}, errType
+			}
+			eq := a == b
+			if !eq && a.Kind == rdf.KindLiteral && b.Kind == rdf.KindLiteral && !(okx || oky) {
+				// Two different literals of datatypes the reference does
+				// not compare by value: leave the test out.
+				return rdf.Term{}, fmt.Errorf("%w: %s %s %s", ErrUnsupported, a, e.Op, b)
+			}
+			return boolTerm(eq == (e.Op == "=")), nil
+		}
+	case *sparql.CallExpr:
+		switch {
+		case e.Name == "BOUND" && len(e.Args) == 1:
+			v, ok := e.Args[0].(*sparql.VarExpr)
+			if !ok {
+				break
+			}
+			_, bound := s[v.Var]
+			return boolTerm(bound), nil
+		case (e.Name == "SAMETERM") && len(e.Args) == 2:
+			a, err := evalExpr(e.Args[0], s)
+			if err != nil {
+				return rdf.Term{}, err
+			}
+			b, err := evalExpr(e.Args[1], s)
+			if err != nil {
+				return rdf.Term{}, err
+			}
+			return boolTerm(a == b), nil
+		case (e.Name == "ISIRI" || e.Name == "ISURI" || e.Name == "ISLITERAL") && len(e.Args) == 1:
+			a, err := evalExpr(e.Args[0], s)
+			if err != nil {
+				return rdf.Term{}, err
+			}
+			if e.Name == "ISLITERAL" {
+				return boolTerm(a.Kind == rdf.KindLiteral), nil
+			}
+			return boolTerm(a.Kind == rdf.KindIRI), nil
+		}
+	}
+	return rdf.Term{}, fmt.Errorf("%w: expression %T", ErrUnsupported, e)
 }
