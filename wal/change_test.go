@@ -1,0 +1,86 @@
+package wal
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/rdf"
+)
+
+func sampleChanges() []graphstore.GraphChange {
+	a, b := rdf.NewIRI("http://ex/a"), rdf.NewIRI("http://ex/b")
+	p := rdf.NewIRI("http://ex/p")
+	g := rdf.NewIRI("http://ex/g")
+	return []graphstore.GraphChange{
+		{Insert: []rdf.Triple{{S: a, P: p, O: b}, {S: a, P: p, O: rdf.NewLiteral("01", rdf.XSDInteger)}}},
+		{Graph: g, Clear: true},
+		{Graph: rdf.NewBlank("w1n2_g"), Insert: []rdf.Triple{{S: rdf.NewBlank("w1n2_x"), P: p, O: rdf.NewLangLiteral("chat", "FR")}}},
+		{Graph: g, Delete: []rdf.Triple{{S: a, P: p, O: b}}, Insert: []rdf.Triple{{S: b, P: p, O: rdf.NewLiteral("", "")}}},
+		{Graph: g, Drop: true},
+		{Drop: true},
+	}
+}
+
+func TestChangesRoundTrip(t *testing.T) {
+	in := sampleChanges()
+	b, err := AppendChanges([]byte("prefix"), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b[:6]) != "prefix" {
+		t.Fatal("AppendChanges did not append")
+	}
+	out, err := DecodeChanges(b[6:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", out, in)
+	}
+	// A repeated term is written once.
+	one, _ := AppendChanges(nil, in[:1])
+	rep := graphstore.GraphChange{Insert: append(append([]rdf.Triple{}, in[0].Insert...), in[0].Insert...)}
+	two, _ := AppendChanges(nil, []graphstore.GraphChange{rep})
+	if len(two) > len(one)+8 {
+		t.Fatalf("repeated triples take %d bytes, once %d", len(two), len(one))
+	}
+	if empty, _ := AppendChanges(nil, nil); len(empty) != 2 {
+		t.Fatalf("no change: %d bytes", len(empty))
+	}
+	// Every truncation and a wrong format are errors, not panics.
+	for n := 0; n < len(b)-6; n++ {
+		if _, err := DecodeChanges(b[6 : 6+n]); !errors.Is(err, ErrBadRecord) {
+			t.Fatalf("truncated to %d bytes: %v", n, err)
+		}
+	}
+	bad := append([]byte{}, b[6:]...)
+	bad[0] = 9
+	if _, err := DecodeChanges(bad); !errors.Is(err, ErrBadRecord) {
+		t.Fatalf("format 9: %v", err)
+	}
+	if _, err := AppendChanges(nil, []graphstore.GraphChange{{Insert: []rdf.Triple{{}}}}); err == nil {
+		t.Fatal("a zero term was encoded")
+	}
+}
+
+func FuzzDecodeChanges(f *testing.F) {
+	b, _ := AppendChanges(nil, sampleChanges())
+	f.Add(b)
+	f.Add([]byte{1, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cs, err := DecodeChanges(b)
+		if err != nil {
+			return
+		}
+		again, err := AppendChanges(nil, cs)
+		if err != nil {
+			t.Fatalf("decoded changes do not encode: %v", err)
+		}
+		cs2, err := DecodeChanges(again)
+		if err != nil || !reflect.DeepEqual(cs, cs2) {
+			t.Fatalf("re-encoding changed the changes: %v", err)
+		}
+	})
+}
