@@ -55,11 +55,10 @@ func (s *Service) PutGraph(ctx context.Context, gn web.GraphName, body web.Graph
 		return false, err
 	}
 	var created bool
-	err = s.change(ctx, func(g *generation) (*graphstore.Dataset, error) {
-		ds := g.ds
-		_, err := storeOf(ds, gn)
+	err = s.change(ctx, func(g *generation) (*graphstore.Dataset, []graphstore.GraphChange, error) {
+		_, err := storeOf(g.ds, gn)
 		created = err != nil
-		return ds.ReplaceGraph(ctx, graphTerm(gn), triples)
+		return applyChanges(ctx, g.ds, graphstore.GraphChange{Graph: graphTerm(gn), Clear: true, Insert: triples})
 	})
 	return created && err == nil, err
 }
@@ -73,14 +72,13 @@ func (s *Service) PostGraph(ctx context.Context, gn web.GraphName, body web.Grap
 		return false, err
 	}
 	var created bool
-	err = s.change(ctx, func(g *generation) (*graphstore.Dataset, error) {
-		ds := g.ds
-		_, err := storeOf(ds, gn)
+	err = s.change(ctx, func(g *generation) (*graphstore.Dataset, []graphstore.GraphChange, error) {
+		_, err := storeOf(g.ds, gn)
 		created = err != nil && len(triples) > 0
 		if len(triples) == 0 {
-			return nil, nil // nothing to merge
+			return nil, nil, nil // nothing to merge
 		}
-		return ds.MergeGraph(ctx, graphTerm(gn), triples)
+		return applyChanges(ctx, g.ds, graphstore.GraphChange{Graph: graphTerm(gn), Insert: triples})
 	})
 	return created && err == nil, err
 }
@@ -89,35 +87,22 @@ func (s *Service) PostGraph(ctx context.Context, gn web.GraphName, body web.Grap
 // (web.ErrNotFound if there is none of that name); deleting the default
 // graph empties it.
 func (s *Service) DeleteGraph(ctx context.Context, gn web.GraphName) error {
-	return s.change(ctx, func(g *generation) (*graphstore.Dataset, error) {
-		ds := g.ds
-		if _, err := storeOf(ds, gn); err != nil {
-			return nil, err
+	return s.change(ctx, func(g *generation) (*graphstore.Dataset, []graphstore.GraphChange, error) {
+		if _, err := storeOf(g.ds, gn); err != nil {
+			return nil, nil, err
 		}
-		return ds.DeleteGraph(ctx, graphTerm(gn))
+		return applyChanges(ctx, g.ds, graphstore.GraphChange{Graph: graphTerm(gn), Drop: true})
 	})
 }
 
-// change publishes the dataset that edit derives from the current
-// generation's (nil: nothing changes). Writes are serialized; on any error
-// nothing changes. edit must not close the generation's dataset, and
-// closes any intermediate dataset it makes.
-func (s *Service) change(ctx context.Context, edit func(g *generation) (*graphstore.Dataset, error)) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if s.closed.Load() {
-		return fmt.Errorf("%w: the service is closed", web.ErrNotReady)
+// applyChanges applies changes to ds and returns the new dataset with the
+// changes (what the write-ahead log records).
+func applyChanges(ctx context.Context, ds *graphstore.Dataset, changes ...graphstore.GraphChange) (*graphstore.Dataset, []graphstore.GraphChange, error) {
+	nds, err := ds.Apply(ctx, changes...)
+	if err != nil {
+		return nil, nil, err
 	}
-	g := s.cur.Load() // writes are serialized: g stays current until we swap
-	ds, err := edit(g)
-	if err != nil || ds == nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		ds.Discard()
-		return err
-	}
-	return s.publish(ds)
+	return nds, changes, nil
 }
 
 // parseBody parses a Graph Store Protocol body with package loader; its

@@ -17,6 +17,7 @@ import (
 	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/sparql"
+	"github.com/wukongd/wukongd/wal"
 	"github.com/wukongd/wukongd/web"
 )
 
@@ -74,9 +75,19 @@ type Service struct {
 	opts  Options
 	cache *sparql.Cache
 	cur   atomic.Pointer[generation]
-	// writeMu serializes writes (each builds on the current generation).
+	// writeMu serializes the building of writes (each builds on the
+	// newest generation, tip) and guards tip and pending.
 	writeMu sync.Mutex
 	closed  atomic.Bool
+	// log, if set, makes writes durable (durable.go): a write's generation
+	// is built on tip, waits in pending until its record is durable, and
+	// is then published (in LSN order). Without a log, tip is cur.
+	log     *wal.Log
+	tip     *generation
+	pending []*pendingWrite
+	// recovery is set while the log is being replayed (queries and
+	// writes are not served yet); nil once the service is ready.
+	recovery atomic.Pointer[recoveryProgress]
 	// blanks names the blank nodes of bodies and INSERTs: a prefix unique
 	// to this service (random, so that it cannot meet the labels of a
 	// snapshot written by an earlier process) and a counter.
@@ -112,6 +123,10 @@ type generation struct {
 	refs atomic.Int64
 }
 
+// version is the generation's dataset's version: the LSN of the log
+// record that made it.
+func (g *generation) version() uint64 { return g.ds.Version() }
+
 // New serves st as the default graph of a dataset without named graphs.
 // The service takes st over: it closes it when it is no longer served, or
 // when New fails.
@@ -145,6 +160,7 @@ func NewDataset(ds *graphstore.Dataset, opts Options) (*Service, error) {
 		return nil, err
 	}
 	s.cur.Store(g)
+	s.tip = g
 	return s, nil
 }
 
@@ -270,12 +286,23 @@ func (s *Service) acquire() (*generation, error) {
 		if s.closed.Load() {
 			return nil, fmt.Errorf("%w: the service is closed", web.ErrNotReady)
 		}
-		g := s.cur.Load()
-		if g.tryRef() {
+		if p := s.recovery.Load(); p != nil {
+			return nil, p.err()
+		}
+		if g := s.ref(); g != nil {
 			return g, nil
 		}
-		// g was just retired and released; the pointer has moved on.
 	}
+}
+
+// ref returns the current generation with a reference taken, or nil if it
+// was just retired (try again: the pointer has moved on).
+func (s *Service) ref() *generation {
+	g := s.cur.Load()
+	if g.tryRef() {
+		return g
+	}
+	return nil
 }
 
 func (g *generation) tryRef() bool {
@@ -296,6 +323,24 @@ func (g *generation) release() {
 	if g.refs.Add(-1) != 0 {
 		return
 	}
+	g.retire()
+	g.ds.Close()
+}
+
+// discard drops a generation that was never published (its dataset is
+// Discarded: its version's changes undone); later ones built on it must
+// be discarded first.
+func (g *generation) discard() {
+	if g.refs.Add(-1) != 0 {
+		panic("BUG: an unpublished generation has references")
+	}
+	g.retire()
+	g.ds.Discard()
+}
+
+// retire closes g's engine and moves its stores' counters to the retired
+// totals.
+func (g *generation) retire() {
 	g.eng.Close()
 	s := g.svc
 	s.statsMu.Lock()
@@ -307,31 +352,54 @@ func (g *generation) release() {
 	}
 	delete(s.live, g)
 	s.statsMu.Unlock()
-	g.ds.Close()
 }
 
-// publish makes ds the served dataset and releases the old generation. It
-// takes ds over (closing it on error).
+// publish makes ds the served dataset and releases the old generation.
+// It takes ds over (discarding it on error). The caller holds writeMu and
+// nothing is pending.
 func (s *Service) publish(ds *graphstore.Dataset) error {
 	g, err := s.newGeneration(ds)
 	if err != nil {
-		ds.Close()
+		ds.Discard()
 		return err
 	}
-	old := s.cur.Swap(g)
-	old.release()
+	s.swap(g)
 	return nil
 }
 
+// swap makes g current and releases the old generation; tip follows if it
+// was the old one.
+func (s *Service) swap(g *generation) {
+	old := s.cur.Swap(g)
+	if s.tip == old {
+		s.tip = g
+	}
+	old.release()
+}
+
 // Close stops serving: queries in flight finish, new ones get ErrNotReady.
+// Writes waiting for the log fail (their records may or may not be
+// durable: a restart replays what is). Close releases the data
+// directory's lock.
 func (s *Service) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	var err error
+	if s.log != nil {
+		err = s.log.Close()
+		for i := len(s.pending) - 1; i >= 0; i-- {
+			p := s.pending[i]
+			p.settle(fmt.Errorf("%w: the service closed before the change was published", web.ErrNotReady))
+			p.g.discard()
+		}
+		s.pending = nil
+	}
+	s.tip = nil
 	s.cur.Load().release()
-	return nil
+	return err
 }
 
 // Info describes what is served.
@@ -342,20 +410,27 @@ type Info struct {
 	Graphs  int // named graphs
 }
 
-// Info returns the size of the served dataset.
+// Info returns the size of the served dataset (while the log is replayed:
+// of the snapshot).
 func (s *Service) Info() Info {
-	g, err := s.acquire()
-	if err != nil {
+	if s.closed.Load() {
 		return Info{}
+	}
+	g := s.ref()
+	for ; g == nil; g = s.ref() {
 	}
 	defer g.release()
 	return Info{Triples: g.ds.Triples(), Terms: g.ds.Terms(), Shards: g.ds.NumShards(), Graphs: g.ds.NumGraphs()}
 }
 
-// Ready implements web.Readier.
+// Ready implements web.Readier: not ready once closed, nor while the
+// write-ahead log is replayed (the error says how far it is).
 func (s *Service) Ready(context.Context) error {
 	if s.closed.Load() {
 		return fmt.Errorf("%w: the service is closed", web.ErrNotReady)
+	}
+	if p := s.recovery.Load(); p != nil {
+		return p.err()
 	}
 	return nil
 }

@@ -48,15 +48,15 @@ func (s *Service) Update(ctx context.Context, req *web.UpdateRequest) error {
 	if err != nil {
 		return err
 	}
-	return s.change(ctx, func(g *generation) (*graphstore.Dataset, error) {
+	return s.change(ctx, func(g *generation) (*graphstore.Dataset, []graphstore.GraphChange, error) {
 		r := &updateRun{svc: s, ctx: ctx, base: g.ds, baseEng: g.eng, cur: g.ds, using: using,
 			touched: map[rdf.Term]bool{}, exists: map[rdf.Term]bool{}, loads: loads}
 		ds, err := r.run(u.Operations)
 		if err != nil {
 			r.discard()
-			return nil, err
+			return nil, nil, err
 		}
-		return ds, nil
+		return ds, r.applied, nil
 	})
 }
 
@@ -73,9 +73,10 @@ type updateRun struct {
 	cur     *graphstore.Dataset // base, or an intermediate dataset we own
 	using   *sparql.Dataset     // the request's using-graph-uri / using-named-graph-uri
 	pending []graphstore.GraphChange
-	touched map[rdf.Term]bool       // graphs the pending changes touch
-	exists  map[rdf.Term]bool       // named graphs the pending changes create (true) or drop (false)
-	loads   map[*sparql.Load]loaded // the LOAD sources, fetched before the run
+	applied []graphstore.GraphChange // every change applied so far, in order (the request's log record)
+	touched map[rdf.Term]bool        // graphs the pending changes touch
+	exists  map[rdf.Term]bool        // named graphs the pending changes create (true) or drop (false)
+	loads   map[*sparql.Load]loaded  // the LOAD sources, fetched before the run
 }
 
 // run applies ops and returns the resulting dataset (nil: unchanged).
@@ -128,7 +129,8 @@ func (r *updateRun) flush() error {
 		r.cur.Close() // an intermediate state, superseded (not discarded: ds holds its changes)
 	}
 	r.cur = ds
-	r.pending = r.pending[:0]
+	r.applied = append(r.applied, r.pending...)
+	r.pending = nil
 	clear(r.touched)
 	clear(r.exists)
 	return nil

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -93,6 +94,7 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	}
 	var backend web.Backend
 	var registry *prometheus.Registry
+	var recovering *service.Service // replays its write-ahead log once serving
 	if len(peers) > 0 {
 		node, err := openClusterNode(*data, *nodeIdx, peers, mode, log)
 		if err != nil {
@@ -100,8 +102,13 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 		}
 		defer node.Close()
 		backend, registry = node.Backend(), node.Registry()
-	} else if backend, err = newServeBackendOpts(*data, *empty, service.Options{Mode: mode, LoadMaxBytes: *loadMax, LoadTimeout: *loadTimeout}); err != nil {
-		return err
+	} else {
+		svc, err := openServeService(*data, *empty, service.Options{Mode: mode, LoadMaxBytes: *loadMax, LoadTimeout: *loadTimeout}, *token != "")
+		if err != nil {
+			return err
+		}
+		defer svc.Close()
+		backend, recovering = svc, svc
 	}
 	var examples []web.Example
 	for _, q := range datasets.LUBMQueries() {
@@ -146,11 +153,22 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	errc := make(chan error, 1)
+	errc, recErr := make(chan error, 1), make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	if recovering != nil {
+		// /readyz answers 503 with the progress until the log is replayed.
+		go func() {
+			if err := recoverService(ctx, recovering, *data); err != nil {
+				recErr <- err
+			}
+		}()
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serving: %w", err)
+	case err := <-recErr:
+		hs.Close()
+		return err
 	case <-ctx.Done():
 	}
 	log.Info().Msg("shutting down")
@@ -166,7 +184,8 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 // dataDir (--data, mapped, ready without reparsing), an empty store
 // (--empty), or the embedded LUBM default (datasets.DefaultDataset,
 // generated and built in memory: a fraction of a second, never
-// downloaded). It prints what it serves.
+// downloaded). A data directory with a write-ahead log is recovered
+// (locked, the log replayed) before it returns. It prints what it serves.
 func newServeBackend(dataDir string, empty bool) (web.Backend, error) {
 	return newServeBackendMode(dataDir, empty, planner.ModeAuto)
 }
@@ -179,30 +198,77 @@ func newServeBackendMode(dataDir string, empty bool, mode planner.Mode) (web.Bac
 
 // newServeBackendOpts is newServeBackend with the service's options.
 func newServeBackendOpts(dataDir string, empty bool, opts service.Options) (web.Backend, error) {
+	svc, err := openServeService(dataDir, empty, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := recoverService(context.Background(), svc, dataDir); err != nil {
+		svc.Close()
+		return nil, err
+	}
+	return svc, nil
+}
+
+// openServeService opens what serve serves. With a data directory and
+// writes on (--update-token), or a data directory that has a write-ahead
+// log, writes are durable: the directory is locked and the service is not
+// ready until recoverService has replayed the log. Otherwise writes stay
+// in memory.
+func openServeService(dataDir string, empty bool, opts service.Options, writes bool) (*service.Service, error) {
 	start := time.Now()
 	var svc *service.Service
 	var err error
-	var what string
+	var what, durability string
 	switch {
 	case dataDir != "":
 		if _, err := os.Stat(dataDir); err != nil {
 			return nil, fmt.Errorf("cannot serve --data: %w", err)
 		}
-		svc, err = service.Open(dataDir, opts)
+		logDir := filepath.Join(dataDir, service.LogDir)
+		_, statErr := os.Stat(logDir)
+		if writes || statErr == nil {
+			svc, err = service.OpenDurable(dataDir, opts)
+			durability = "writes are durable in " + logDir
+		} else {
+			svc, err = service.Open(dataDir, opts)
+			durability = "read-only"
+		}
 		what = "snapshot " + dataDir
 	case empty:
 		svc, err = service.NewEmpty(opts)
-		what = "an empty store"
+		what, durability = "an empty store", "writes stay in memory"
 	default:
 		svc, err = service.NewDefault(opts)
 		c := datasets.DefaultLUBMConfig()
 		what = fmt.Sprintf("the embedded default data set (generated LUBM, %d university, seed %d)", c.Universities, c.Seed)
+		durability = "writes stay in memory"
 	}
 	if err != nil {
 		return nil, err
 	}
+	if rec := svc.LogRecovery(); rec.Cut != "" {
+		fmt.Fprintf(os.Stderr, "wukongd: the write-ahead log was cut at its last whole record (%d): %s; %d bytes cut, segments set aside: %v\n",
+			rec.Last, rec.Cut, rec.CutBytes, rec.CutSegments)
+	}
 	info := svc.Info()
-	fmt.Printf("wukongd: serving %s: %d triples, %d terms, %d shards (ready in %s; writes stay in memory)\n",
-		what, info.Triples, info.Terms, info.Shards, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("wukongd: serving %s: %d triples, %d terms, %d shards (opened in %s; %s)\n",
+		what, info.Triples, info.Terms, info.Shards, time.Since(start).Round(time.Millisecond), durability)
 	return svc, nil
+}
+
+// recoverService replays the write-ahead log of svc, if it has one, and
+// prints how long it took.
+func recoverService(ctx context.Context, svc *service.Service, dataDir string) error {
+	rec := svc.LogRecovery()
+	if rec.Records == 0 {
+		return svc.Recover(ctx)
+	}
+	start := time.Now()
+	if err := svc.Recover(ctx); err != nil {
+		return err
+	}
+	info := svc.Info()
+	fmt.Printf("wukongd: replayed the write-ahead log of %s (records %d..%d) in %s: %d triples, %d terms, version %d; ready\n",
+		dataDir, rec.First, rec.Last, time.Since(start).Round(time.Millisecond), info.Triples, info.Terms, svc.Version())
+	return nil
 }
