@@ -4,12 +4,20 @@ BIN     := bin/wukongd
 ADDR    ?= 127.0.0.1:8080
 PKGS    := ./...
 
-.PHONY: all build test test-lubm test-uba lint generate bench bench-micro bench-e2e bench-peers bench-doc run clean
+.PHONY: all build test test-lubm test-uba test-crash lint generate bench bench-micro bench-e2e bench-peers bench-doc run clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/wukongd
+
+# The long crash run: the built binary serves LUBM-1 with durable writes
+# under a write storm and is killed with SIGKILL CRASH_KILLS times
+# (cmd/wukongd/crash_test.go; CI runs 3 kills on a small data set).
+CRASH_KILLS ?= 25
+test-crash: build
+	WUKONGD_BIN=$(CURDIR)/$(BIN) WUKONGD_CRASH_KILLS=$(CRASH_KILLS) WUKONGD_CRASH_LUBM1=1 \
+		$(GO) test -count=1 -timeout 60m -run 'TestCrashHarness|TestSecondServerRefused' -v ./cmd/wukongd
 
 # Tests: vet and format checks first, then every package's tests.
 test: lint

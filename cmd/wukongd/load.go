@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/wukongd/wukongd/loader"
 	"github.com/wukongd/wukongd/reason"
+	"github.com/wukongd/wukongd/service"
 )
 
 func init() {
@@ -43,6 +45,11 @@ a file, a directory (searched recursively) or a glob pattern.`)
 	profile, err := reason.ParseProfile(*reasoning)
 	if err != nil {
 		return err
+	}
+	if segs, _ := filepath.Glob(filepath.Join(*out, service.LogDir, "*.wal")); len(segs) > 0 {
+		// The log's records would be replayed onto the new snapshot.
+		return fmt.Errorf("--out %s is a data directory with a write-ahead log (%s): loading over it would mix the new data with the log's writes; load into another directory, or remove %s to discard those writes",
+			*out, filepath.Join(*out, service.LogDir), filepath.Join(*out, service.LogDir))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
