@@ -326,7 +326,6 @@ func crashData(t *testing.T, bin string) string {
 	return dir
 }
 
-
 func TestCrashHarness(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns and kills servers")
