@@ -3,7 +3,6 @@ package exec
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/planner"
@@ -17,10 +16,8 @@ import (
 // store's fabric (batched one-sided READs), and sends messages through the
 // same fabric.
 type GraphStore struct {
-	s      *graphstore.Store
-	stats  *planner.Stats
-	mu     sync.Mutex
-	remote map[[2]int]*rdmakv.RemoteTable // (from shard, to shard)
+	s     *graphstore.Store
+	stats *planner.Stats
 }
 
 var (
@@ -36,7 +33,7 @@ func NewGraphStore(s *graphstore.Store) (*GraphStore, error) {
 	if s.Nodes() != s.NumShards() {
 		return nil, fmt.Errorf("engine needs one fabric node per shard (%d nodes, %d shards)", s.Nodes(), s.NumShards())
 	}
-	return &GraphStore{s: s, stats: plannerStats(s), remote: map[[2]int]*rdmakv.RemoteTable{}}, nil
+	return &GraphStore{s: s, stats: plannerStats(s)}, nil
 }
 
 // NewGraphEngine returns an engine over s, using s's fabric as transport.
@@ -87,63 +84,30 @@ func (g *GraphStore) AppendNTriples(dst []byte, id ID) ([]byte, bool) {
 func (g *GraphStore) IsClass(id ID) bool           { return g.s.Dict().IsClass(id) }
 func (g *GraphStore) PlannerStats() *planner.Stats { return g.stats }
 
-func (g *GraphStore) remoteTable(ctx context.Context, self, shard int) (*rdmakv.RemoteTable, error) {
-	k := [2]int{self, shard}
-	g.mu.Lock()
-	rt := g.remote[k]
-	g.mu.Unlock()
-	if rt != nil {
-		return rt, nil
-	}
-	rt, err := rdmakv.OpenRemoteTable(ctx, g.s.Fabric(), g.s.NodeOf(self), g.s.NodeOf(shard), rdmakv.RegionID(shard))
-	if err != nil {
-		return nil, fmt.Errorf("cannot open shard %d from node %d: %w", shard, self, err)
-	}
-	g.mu.Lock()
-	if g.remote[k] == nil {
-		g.remote[k] = rt
-	}
-	rt = g.remote[k]
-	g.mu.Unlock()
-	return rt, nil
-}
-
-// Lookup implements Store.
+// Lookup implements Store. Keys of another shard are read through the
+// fabric (base and delta, batched: graphstore.ShardView.AppendEdgesBatch);
+// the cost is what the fabric metered for this call.
 func (g *GraphStore) Lookup(ctx context.Context, self, shard int, keys []Key, out [][]ID) (ReadCost, error) {
-	if shard == self {
-		v := g.s.Shard(self)
-		buf, ends, err := v.AppendEdgesBatch(ctx, keys, make([]ID, 0, g.sizeHint(keys)), make([]int, 0, len(keys)))
-		if err != nil {
-			return ReadCost{}, err
-		}
-		start := 0
-		for i, e := range ends {
-			out[i] = buf[start:e:e]
-			start = e
-		}
-		return ReadCost{}, nil
+	v := g.s.Shard(self)
+	var m *rdmakv.Meter
+	if shard != self {
+		m = &rdmakv.Meter{}
+		ctx = rdmakv.ContextWithMeter(ctx, m)
 	}
-	rt, err := g.remoteTable(ctx, self, shard)
+	buf, ends, err := v.AppendShardBatch(ctx, shard, keys, make([]ID, 0, g.sizeHint(keys)), make([]int, 0, len(keys)))
 	if err != nil {
+		if shard != self {
+			return ReadCost{}, fmt.Errorf("cannot read %d keys of shard %d: %w", len(keys), shard, err)
+		}
 		return ReadCost{}, err
-	}
-	lookups := make([]rdmakv.Lookup, len(keys))
-	for i, k := range keys {
-		lookups[i] = rdmakv.Lookup{Table: rt, Key: uint64(k)}
-	}
-	m := &rdmakv.Meter{}
-	vals, ends, err := rdmakv.LookupBatch(rdmakv.ContextWithMeter(ctx, m), g.s.Fabric(), g.s.NodeOf(self), lookups, nil, nil)
-	if err != nil {
-		return ReadCost{}, fmt.Errorf("cannot read %d keys of shard %d: %w", len(keys), shard, err)
-	}
-	ids := make([]ID, len(vals))
-	for i, v := range vals {
-		ids[i] = ID(v)
 	}
 	start := 0
 	for i, e := range ends {
-		out[i] = ids[start:e:e]
+		out[i] = buf[start:e:e]
 		start = e
+	}
+	if m == nil {
+		return ReadCost{}, nil
 	}
 	c := m.Snapshot()
 	return ReadCost{Reads: c.Reads, Bytes: c.ReadBytes, RoundTrips: c.RoundTrips}, nil

@@ -376,7 +376,11 @@ func parallel(n int, fn func(i int)) {
 // two ranges).
 type denseIndex struct{ npc, n uint64 }
 
-func denseOf(d *Dict) denseIndex { return denseIndex{npc: d.npc, n: d.n} }
+// denseOf returns the dense index of every ID d hands out (its overlay's
+// too).
+func denseOf(d *Dict) denseIndex {
+	return denseIndex{npc: uint64(d.NumPredicatesAndClasses()), n: uint64(d.Len())}
+}
 
 func (x denseIndex) of(v ID) uint64 {
 	if v < FirstVertexID {

@@ -28,6 +28,11 @@ type Dataset struct {
 	// version counts the requests applied since the store was loaded
 	// (Version).
 	version uint64
+	// lin is shared by the versions Apply derives; stamp is the delta
+	// stamp this version reads; undo drops its version (Discard).
+	lin   *lineage
+	stamp uint64
+	undo  *applyUndo
 
 	reasoning string    // the profile materialized ("" for none): dataset_reason.go
 	inferred  *graphRef // the default graph's inferred triples (nil without reasoning)
@@ -128,7 +133,7 @@ func checkGraphName(t rdf.Term) error {
 func newDataset(dict *Dict, dref *dictRef, shards int, def *graphRef, named []namedGraph) *Dataset {
 	slices.SortFunc(named, func(a, b namedGraph) int { return compareGraphNames(a.name, b.name) })
 	d := &Dataset{dict: dict, dref: dref, shards: shards, def: def, named: named,
-		byName: make(map[rdf.Term]int, len(named)), byID: make(map[ID]int, len(named))}
+		byName: make(map[rdf.Term]int, len(named)), byID: make(map[ID]int, len(named)), lin: &lineage{}}
 	for i, n := range named {
 		d.byName[n.name] = i
 		d.byID[n.id] = i

@@ -19,7 +19,11 @@ import (
 // Keeping old IDs is what lets a changed dataset reuse the stores of the
 // graphs it did not change: their IDs mean the same terms in the new
 // dictionary.
-func extendDict(old *Dict, terms []rdf.Term, roles []byte, addRoles map[ID]byte) (*Dict, []ID, error) {
+//
+// IDs in omit keep their entries (Term decodes them) but are left out of
+// the hash table (Lookup does not find them): vertices whose term became a
+// predicate or class under a new ID (dict_delta.go).
+func extendDict(old *Dict, terms []rdf.Term, roles []byte, addRoles map[ID]byte, omit map[ID]bool) (*Dict, []ID, error) {
 	var kpc uint64
 	for _, r := range roles {
 		if r != 0 {
@@ -158,6 +162,9 @@ func extendDict(old *Dict, terms []rdf.Term, roles []byte, addRoles map[ID]byte)
 	d.table = make([]byte, d.slotW*d.slots)
 	var buf []byte
 	for i := uint64(0); i < n; i++ {
+		if omit[d.idOf(i)] {
+			continue
+		}
 		kind, code, pfx, sfx, v, ok := parseEntry(d.entry(i))
 		if !ok {
 			return nil, nil, fmt.Errorf("BUG: malformed dictionary entry %d while extending", i)

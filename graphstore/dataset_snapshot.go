@@ -1,6 +1,7 @@
 package graphstore
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -88,6 +89,14 @@ func graphDirName(i int) string { return fmt.Sprintf("graph-%05d", i) }
 // A failure leaves a previous snapshot at dir intact; dir is never
 // replaced if it exists and is not a snapshot. Every shard must be local.
 func WriteDataset(dir string, ds *Dataset) (err error) {
+	if ds.needsCompaction() {
+		c, err := ds.compact(context.Background())
+		if err != nil {
+			return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
+		}
+		defer c.Close()
+		ds = c
+	}
 	graphs := []*Store{ds.def.st}
 	for _, n := range ds.named {
 		graphs = append(graphs, n.g.st)

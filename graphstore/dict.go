@@ -255,6 +255,13 @@ type Dict struct {
 	annIdx   map[string]uint32
 	prefixes []string
 	region   *rdmakv.Region // the mapped dictionary file, if any
+
+	// The terms added by writes since the tables above were laid out
+	// (dict_delta.go): shared by every version of a dataset, each
+	// version's Dict seeing the first ovPC / ovV / ovRoles / ovAliases
+	// entries. nil: none.
+	ov                          *dictOverlay
+	ovPC, ovV, ovRoles, ovAlias int
 }
 
 func newDictAnnots(annots []annot) ([]annot, map[string]uint32) {
@@ -265,25 +272,40 @@ func newDictAnnots(annots []annot) ([]annot, map[string]uint32) {
 	return annots, m
 }
 
-// Len returns the number of terms.
-func (d *Dict) Len() int { return int(d.n) }
+// Len returns the number of terms (an ID kept only to decode a term that
+// became a predicate or class counts as a term).
+func (d *Dict) Len() int { return int(d.n) + d.ovPC + d.ovV }
 
 // NumPredicatesAndClasses returns how many IDs lie in the low range: they
 // are 1..NumPredicatesAndClasses().
-func (d *Dict) NumPredicatesAndClasses() int { return int(d.npc) }
+func (d *Dict) NumPredicatesAndClasses() int { return int(d.npc) + d.ovPC }
 
 // IsPredicateOrClass reports whether id is in the low range (a predicate,
 // a class, or both).
-func (d *Dict) IsPredicateOrClass(id ID) bool { return id >= 1 && uint64(id) <= d.npc }
+func (d *Dict) IsPredicateOrClass(id ID) bool {
+	return id >= 1 && uint64(id) <= d.npc+uint64(d.ovPC)
+}
+
+// role returns the role bits of a low-range ID.
+func (d *Dict) role(id ID) byte {
+	var r byte
+	if uint64(id) <= d.npc {
+		r = d.roles[id-1]
+	}
+	if d.ov != nil {
+		r |= d.ov.role(d, id)
+	}
+	return r
+}
 
 // IsPredicate reports whether id is used as a predicate in the data.
 func (d *Dict) IsPredicate(id ID) bool {
-	return d.IsPredicateOrClass(id) && d.roles[id-1]&rolePredicate != 0
+	return d.IsPredicateOrClass(id) && d.role(id)&rolePredicate != 0
 }
 
 // IsClass reports whether id is an object of rdf:type in the data.
 func (d *Dict) IsClass(id ID) bool {
-	return d.IsPredicateOrClass(id) && d.roles[id-1]&roleClass != 0
+	return d.IsPredicateOrClass(id) && d.role(id)&roleClass != 0
 }
 
 // TypeID returns the ID of rdf:type (always TypeID).
@@ -291,10 +313,11 @@ func (d *Dict) TypeID() ID { return TypeID }
 
 // MaxID returns the largest ID handed out.
 func (d *Dict) MaxID() ID {
-	if d.n == d.npc {
-		return ID(d.npc)
+	nv := d.n - d.npc + uint64(d.ovV)
+	if nv == 0 {
+		return ID(d.npc) + ID(d.ovPC)
 	}
-	return FirstVertexID + ID(d.n-d.npc) - 1
+	return FirstVertexID + ID(nv) - 1
 }
 
 func (d *Dict) idOf(idx uint64) ID {
@@ -401,6 +424,14 @@ func termCode(t rdf.Term, annIdx map[string]uint32) (kind byte, code uint32, ok 
 
 // Lookup returns the ID of t. A term not in the data gives ok = false.
 func (d *Dict) Lookup(t rdf.Term) (ID, bool) {
+	id, ok := d.lookupBase(t)
+	if d.ov == nil {
+		return id, ok
+	}
+	return d.ov.lookup(d, t, id, ok)
+}
+
+func (d *Dict) lookupBase(t rdf.Term) (ID, bool) {
 	kind, code, ok := termCode(t, d.annIdx)
 	if !ok || d.slots == 0 {
 		return 0, false
@@ -428,6 +459,9 @@ func (d *Dict) Lookup(t rdf.Term) (ID, bool) {
 func (d *Dict) Term(id ID) (rdf.Term, bool) {
 	idx, ok := d.indexOf(id)
 	if !ok {
+		if d.ov != nil {
+			return d.ov.term(d, id)
+		}
 		return rdf.Term{}, false
 	}
 	kind, code, pfx, sfx, v, ok := parseEntry(d.entry(idx))
@@ -469,6 +503,11 @@ func (d *Dict) Term(id ID) (rdf.Term, bool) {
 func (d *Dict) AppendNTriples(dst []byte, id ID) ([]byte, bool) {
 	idx, ok := d.indexOf(id)
 	if !ok {
+		if d.ov != nil {
+			if t, ok := d.ov.term(d, id); ok {
+				return rdf.AppendNTriples(dst, t), true
+			}
+		}
 		return dst, false
 	}
 	kind, code, pfx, sfx, v, ok := parseEntry(d.entry(idx))

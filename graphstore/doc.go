@@ -122,15 +122,20 @@
 // graph read/duplicates/distinct. NewDataset(st) wraps one store.
 //
 // Changes (Graph Store Protocol, SPARQL Update): Apply(ctx, ...GraphChange)
-// returns a new dataset; GraphChange{Graph, Drop, Clear, Delete, Insert}
-// is applied in that order; ReplaceGraph (PUT), MergeGraph (POST) and
-// DeleteGraph (DELETE) are shorthands. Untouched graphs keep the very same
-// *Store pointers; stores are reference-counted across datasets, so close
-// every dataset when done, in any order. New terms extend the dictionary
-// (old IDs kept: new predicates/classes take the next low IDs, others the
-// next vertex IDs). Only when an existing plain vertex is inserted as a
-// predicate or class is everything rebuilt and renumbered. Every shard
-// must be local. Store.EachTriple(ctx, fn) scans a store's triples.
+// returns a new dataset, Version()+1; GraphChange{Graph, Drop, Clear,
+// Delete, Insert} is applied in that order; ReplaceGraph (PUT), MergeGraph
+// (POST) and DeleteGraph (DELETE) are shorthands. Amend adds a later step
+// of the same request (same version); Discard drops a built version no
+// reader saw. Untouched graphs keep the very same *Store pointers; stores
+// are reference-counted across datasets, so close every dataset when
+// done, in any order. A change of the newest version costs what it
+// touches: each shard has a delta (an rdmakv.DeltaTable in region
+// NumShards()+shard) of toggled IDs under the base's keys, read at the
+// version's stamp and merged into every list (delta.go,
+// dataset_write.go). New terms extend the dictionary without renumbering
+// (dict_delta.go). Compact merges base and delta into new tables, same
+// IDs. Every shard must be local. Store.EachTriple(ctx, fn) scans a
+// store's triples.
 //
 // Snapshots: WriteDataset(dir, ds) / OpenDataset(dir, opts) /
 // ReadDatasetManifest(dir). The default graph is the top level of the

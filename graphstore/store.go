@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/wukongd/wukongd/rdmakv"
@@ -14,18 +15,38 @@ import (
 // and the shards. A shard's table lives in one registered region of node
 // shard mod Nodes(); this process holds the tables of its local shards and
 // reads the others through the fabric. It is safe for concurrent use.
+//
+// A store is one version of a graph: the base (the tables, immutable) and
+// the delta (delta.go) as of one stamp. Versions made by writes share the
+// base, the delta regions and the fabric (storeShared) and differ in
+// their stamp, statistics and dictionary.
 type Store struct {
-	dict      *Dict
-	stats     *Stats
-	n         int
-	fabric    rdmakv.Fabric
+	dict    *Dict
+	stats   *Stats
+	n       int
+	fabric  rdmakv.Fabric
+	regions []*rdmakv.Region // nil: not local
+	tables  []*rdmakv.Table
+	views   []*ShardView
+	sh      *storeShared
+	// stamp: the delta records this version reads (those ≤ stamp);
+	// deltaOn[i]: shard i's delta has records this version reads.
+	stamp     uint64
+	deltaOn   []bool
+	closeOnce sync.Once
+}
+
+// storeShared is what the versions of one graph store share.
+type storeShared struct {
 	ownFabric bool
-	regions   []*rdmakv.Region // nil: not local
-	tables    []*rdmakv.Table
-	views     []*ShardView
 	remoteMu  sync.Mutex
 	remote    []*rdmakv.RemoteTable
-	closeOnce sync.Once
+	rdelta    []*rdmakv.RemoteDelta
+	refs      atomic.Int64
+	// w is the write state (delta.go): the delta tables and what the
+	// writer keeps about them. Only the writer of the dataset's lineage
+	// uses it.
+	w *storeWriter
 }
 
 // newStore assembles a store. regions[i] is nil for a shard that is not
@@ -33,10 +54,12 @@ type Store struct {
 func newStore(dict *Dict, stats *Stats, regions []*rdmakv.Region, fabric rdmakv.Fabric, _ []func() error) (*Store, error) {
 	s := &Store{dict: dict, stats: stats, n: len(regions), fabric: fabric, regions: regions,
 		tables: make([]*rdmakv.Table, len(regions)), views: make([]*ShardView, len(regions)),
-		remote: make([]*rdmakv.RemoteTable, len(regions))}
+		sh:      &storeShared{remote: make([]*rdmakv.RemoteTable, len(regions)), rdelta: make([]*rdmakv.RemoteDelta, len(regions))},
+		deltaOn: make([]bool, len(regions))}
+	s.sh.refs.Store(1)
 	if s.fabric == nil {
 		s.fabric = rdmakv.NewLoopback(len(regions), rdmakv.LoopbackOptions{})
-		s.ownFabric = true
+		s.sh.ownFabric = true
 	}
 	for i, r := range regions {
 		if r == nil {
@@ -118,13 +141,19 @@ func (s *Store) ShardBytes(i int) int {
 func (s *Store) Close() error {
 	var errs []error
 	s.closeOnce.Do(func() {
-		if s.ownFabric {
+		if s.sh.refs.Add(-1) != 0 {
+			return // another version of the store still holds the base
+		}
+		if s.sh.ownFabric {
 			errs = append(errs, s.fabric.Close())
 		}
 		for _, r := range s.regions {
 			if r != nil {
 				errs = append(errs, r.Close())
 			}
+		}
+		if s.sh.w != nil {
+			errs = append(errs, s.sh.w.close())
 		}
 		if s.dict != nil && s.dict.region != nil {
 			errs = append(errs, s.dict.region.Close())
@@ -133,13 +162,43 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
+// version returns another version of s: the same base and delta regions
+// read at stamp, with its own statistics and dictionary. Close each
+// version; the last one closes the shared parts.
+func (s *Store) version(stamp uint64, stats *Stats, dict *Dict) *Store {
+	v := &Store{dict: dict, stats: stats, n: s.n, fabric: s.fabric, regions: s.regions, tables: s.tables,
+		views: make([]*ShardView, s.n), sh: s.sh, stamp: stamp, deltaOn: make([]bool, s.n)}
+	s.sh.refs.Add(1)
+	for i, t := range s.tables {
+		if t != nil {
+			v.views[i] = &ShardView{s: v, id: i, node: s.views[i].node, table: t}
+		}
+		if w := s.sh.w; w != nil && w.deltas[i] != nil && w.deltas[i].Keys() > 0 {
+			v.deltaOn[i] = true
+		}
+	}
+	return v
+}
+
+// hasDelta reports whether any shard's delta has records this version
+// reads.
+func (s *Store) hasDelta() bool {
+	for _, on := range s.deltaOn {
+		if on {
+			return true
+		}
+	}
+	return false
+}
+
 // RemoteTable returns the view of shard j's table through the store's
 // fabric, reading its header on behalf of node from on first use; the view
 // is kept for every later caller. It is safe for concurrent use.
 func (s *Store) RemoteTable(ctx context.Context, from rdmakv.NodeID, j int) (*rdmakv.RemoteTable, error) {
-	s.remoteMu.Lock()
-	rt := s.remote[j]
-	s.remoteMu.Unlock()
+	sh := s.sh
+	sh.remoteMu.Lock()
+	rt := sh.remote[j]
+	sh.remoteMu.Unlock()
 	if rt != nil {
 		return rt, nil
 	}
@@ -147,13 +206,39 @@ func (s *Store) RemoteTable(ctx context.Context, from rdmakv.NodeID, j int) (*rd
 	if err != nil {
 		return nil, err
 	}
-	s.remoteMu.Lock()
-	if s.remote[j] == nil {
-		s.remote[j] = rt
+	sh.remoteMu.Lock()
+	if sh.remote[j] == nil {
+		sh.remote[j] = rt
 	}
-	rt = s.remote[j]
-	s.remoteMu.Unlock()
+	rt = sh.remote[j]
+	sh.remoteMu.Unlock()
 	return rt, nil
+}
+
+// deltaRegion is the region ID of shard j's delta: after the shards'.
+func (s *Store) deltaRegion(j int) rdmakv.RegionID { return rdmakv.RegionID(s.n + j) }
+
+// remoteDelta returns shard j's delta table through the fabric (opened
+// once, like RemoteTable).
+func (s *Store) remoteDelta(ctx context.Context, from rdmakv.NodeID, j int) (*rdmakv.RemoteDelta, error) {
+	sh := s.sh
+	sh.remoteMu.Lock()
+	rd := sh.rdelta[j]
+	sh.remoteMu.Unlock()
+	if rd != nil {
+		return rd, nil
+	}
+	rd, err := rdmakv.OpenRemoteDelta(ctx, s.fabric, from, s.NodeOf(j), s.deltaRegion(j))
+	if err != nil {
+		return nil, err
+	}
+	sh.remoteMu.Lock()
+	if sh.rdelta[j] == nil {
+		sh.rdelta[j] = rd
+	}
+	rd = sh.rdelta[j]
+	sh.remoteMu.Unlock()
+	return rd, nil
 }
 
 // ShardView is the store as seen by an engine running on one local shard:
@@ -221,32 +306,53 @@ func (v *ShardView) AppendEdges(ctx context.Context, dst []ID, vtx, p ID, d Dir)
 		return dst, nil // no such key can exist
 	}
 	k := MakeKey(vtx, p, d)
-	if vtx == IndexVertex {
-		return asIDs(v.table.AppendValues(asU64(dst), uint64(k))), nil
+	o := v.id
+	if vtx != IndexVertex {
+		o = v.s.Owner(vtx)
 	}
-	o := v.s.Owner(vtx)
-	if o == v.id {
-		return asIDs(v.table.AppendValues(asU64(dst), uint64(k))), nil
-	}
-	if v.s.NodeOf(o) == v.node && v.s.tables[o] != nil {
-		return asIDs(v.s.tables[o].AppendValues(asU64(dst), uint64(k))), nil
+	if o == v.id || (v.s.NodeOf(o) == v.node && v.s.tables[o] != nil) {
+		start := len(dst)
+		dst = asIDs(v.s.tables[o].AppendValues(asU64(dst), uint64(k)))
+		if v.s.deltaOn[o] {
+			dst = v.s.mergeLocalDelta(dst, start, o, k)
+		}
+		return dst, nil
 	}
 	rt, err := v.s.RemoteTable(ctx, v.node, o)
 	if err != nil {
 		return dst, fmt.Errorf("shard %d: %w", o, err)
 	}
+	start := len(dst)
 	r, err := rt.AppendValues(ctx, v.node, asU64(dst), uint64(k))
 	if err != nil {
 		return dst, fmt.Errorf("cannot read %v from shard %d: %w", k, o, err)
 	}
-	return asIDs(r), nil
+	dst = asIDs(r)
+	if v.s.deltaOn[o] {
+		rd, err := v.s.remoteDelta(ctx, v.node, o)
+		if err != nil {
+			return dst, fmt.Errorf("shard %d: %w", o, err)
+		}
+		tg, _, err := rdmakv.LookupDeltaBatch(ctx, v.s.fabric, v.node, []rdmakv.DeltaLookup{{Delta: rd, Key: uint64(k)}}, v.s.stamp, nil, nil)
+		if err != nil {
+			return dst, fmt.Errorf("cannot read the delta of %v from shard %d: %w", k, o, err)
+		}
+		dst = mergeToggles(dst, start, tg)
+	}
+	return dst, nil
 }
 
 // AppendIndex appends this shard's index vertex (IndexVertex, p, d): for
 // d = Out the local subjects having p, for d = In the local objects of p,
 // or, for a class p, its local instances.
 func (v *ShardView) AppendIndex(dst []ID, p ID, d Dir) []ID {
-	return asIDs(v.table.AppendValues(asU64(dst), uint64(MakeKey(IndexVertex, p, d))))
+	k := MakeKey(IndexVertex, p, d)
+	start := len(dst)
+	dst = asIDs(v.table.AppendValues(asU64(dst), uint64(k)))
+	if v.s.deltaOn[v.id] {
+		dst = v.s.mergeLocalDelta(dst, start, v.id, k)
+	}
+	return dst
 }
 
 // AppendPredicates appends the predicates having a local d-edge
@@ -261,7 +367,40 @@ func (v *ShardView) AppendPredicates(dst []ID, d Dir) []ID {
 // lookup: usually one ReadBatch round for the buckets and one for the
 // values, each one round trip per peer. ends is reused if it has room.
 func (v *ShardView) AppendEdgesBatch(ctx context.Context, keys []Key, dst []ID, ends []int) ([]ID, []int, error) {
+	return v.appendBatch(ctx, keys, -1, dst, ends)
+}
+
+// AppendShardBatch is AppendEdgesBatch for keys that all belong to shard
+// shard, index vertices included (its index, not this shard's): an
+// engine's read of another shard's lists.
+func (v *ShardView) AppendShardBatch(ctx context.Context, shard int, keys []Key, dst []ID, ends []int) ([]ID, []int, error) {
+	if shard < 0 || shard >= v.s.n {
+		return dst, ends[:0], fmt.Errorf("no shard %d of %d", shard, v.s.n)
+	}
+	return v.appendBatch(ctx, keys, shard, dst, ends)
+}
+
+// keyOwner returns the shard whose list key k is: shard if ≥ 0, else the
+// vertex's owner (this shard for an index vertex).
+func (v *ShardView) keyOwner(k Key, shard int) int {
+	switch {
+	case shard >= 0:
+		return shard
+	case k.Vertex() == IndexVertex:
+		return v.id
+	}
+	return v.s.Owner(k.Vertex())
+}
+
+// localShard reports whether shard o's table is in this process on this
+// view's node.
+func (v *ShardView) localShard(o int) bool {
+	return o == v.id || (v.s.NodeOf(o) == v.node && v.s.tables[o] != nil)
+}
+
+func (v *ShardView) appendBatch(ctx context.Context, keys []Key, shard int, dst []ID, ends []int) ([]ID, []int, error) {
 	ends = ends[:0]
+	start0 := len(dst)
 	bs := edgeBatchPool.Get().(*edgeBatchScratch)
 	defer func() {
 		clear(bs.lookups)
@@ -270,8 +409,7 @@ func (v *ShardView) AppendEdgesBatch(ctx context.Context, keys []Key, dst []ID, 
 	}()
 	lookups, remoteAt := bs.lookups[:0], bs.remoteAt[:0]
 	for i, k := range keys {
-		if !v.IsLocal(k.Vertex()) {
-			o := v.s.Owner(k.Vertex())
+		if o := v.keyOwner(k, shard); !v.localShard(o) {
 			rt, err := v.s.RemoteTable(ctx, v.node, o)
 			if err != nil {
 				return dst, ends, fmt.Errorf("shard %d: %w", o, err)
@@ -297,13 +435,12 @@ func (v *ShardView) AppendEdgesBatch(ctx context.Context, keys []Key, dst []ID, 
 			rstart = rends[ri]
 			ri++
 		} else {
-			t := v.table
-			if vtx := k.Vertex(); vtx != IndexVertex {
-				t = v.s.tables[v.s.Owner(vtx)]
-			}
-			dst = asIDs(t.AppendValues(asU64(dst), uint64(k)))
+			dst = asIDs(v.s.tables[v.keyOwner(k, shard)].AppendValues(asU64(dst), uint64(k)))
 		}
 		ends = append(ends, len(dst))
+	}
+	if v.s.hasDelta() {
+		return v.mergeBatchDelta(ctx, keys, shard, dst, start0, ends)
 	}
 	return dst, ends, nil
 }

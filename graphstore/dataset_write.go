@@ -1,0 +1,875 @@
+package graphstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/rdmakv"
+)
+
+// The write path (DESIGN.md §9): Apply on the newest version of a dataset
+// appends the change to the graphs' deltas under a new stamp and returns
+// a version reading at that stamp. It costs what the change touches: the
+// lists of the changed triples' keys, the index vertices whose membership
+// changes, and the statistics of the touched vertices.
+
+// lineage is what the versions of one dataset share: the writer's lock
+// and the newest stamp handed out.
+type lineage struct {
+	mu    sync.Mutex
+	stamp uint64
+}
+
+// applyUndo is what Discard needs to drop a version: the state of the
+// lineage, the dictionary and every delta before it.
+type applyUndo struct {
+	stamp  uint64
+	ov     *dictOverlay
+	dict   dictMark
+	tables []*tableUndo
+	nets   []netSaved
+	prev   *applyUndo // the earlier steps (Apply, Amend…) of the same version
+}
+
+type tableUndo struct {
+	t *rdmakv.DeltaTable
+	u rdmakv.DeltaUndo
+}
+
+type netSaved struct {
+	m   map[Key]int64
+	k   Key
+	old int64
+	had bool
+}
+
+func (u *applyUndo) rollback() {
+	for ; u != nil; u = u.prev {
+		for i := len(u.nets) - 1; i >= 0; i-- {
+			n := u.nets[i]
+			if n.had {
+				n.m[n.k] = n.old
+			} else {
+				delete(n.m, n.k)
+			}
+		}
+		for _, t := range u.tables {
+			t.t.Rollback(&t.u)
+		}
+		if u.ov != nil {
+			u.ov.truncate(u.dict)
+		}
+	}
+}
+
+func (u *applyUndo) first() *applyUndo {
+	for u.prev != nil {
+		u = u.prev
+	}
+	return u
+}
+
+// errNotNewest: the dataset is not the newest version of its lineage.
+var errNotNewest = errors.New("not the newest version")
+
+// writeGraph is one graph during an Apply.
+type writeGraph struct {
+	name    rdf.Term
+	exists  bool
+	st      *Store // the store written (shares its base with the old versions); nil: none yet
+	fresh   bool   // st was made by this Apply (an empty base)
+	touched bool   // the new dataset gets a new version of st
+	sd      *statsDelta
+	old     *graphRef // the store before (untouched: kept)
+}
+
+// applyRun is one Apply or Amend on the newest version.
+type applyRun struct {
+	d      *Dataset
+	dict   *Dict // the tip: sees every term added so far (refresh)
+	undo   *applyUndo
+	stamp  uint64
+	graphs map[rdf.Term]*writeGraph
+	order  []*writeGraph
+	made   []*Store // fresh stores, closed if the run fails
+	tus    map[*rdmakv.DeltaTable]*tableUndo
+}
+
+// applyDelta applies changes to d's lineage. amend keeps d's version.
+func (d *Dataset) applyDelta(ctx context.Context, changes []GraphChange, amend bool) (*Dataset, error) {
+	lin := d.lin
+	lin.mu.Lock()
+	defer lin.mu.Unlock()
+	if lin.stamp != d.stamp {
+		return nil, errNotNewest
+	}
+	for _, g := range append([]*graphRef{d.def}, d.namedRefs()...) {
+		if len(g.st.LocalShards()) != g.st.n {
+			return nil, fmt.Errorf("cannot change the dataset: %w", ErrAllShardsNeeded)
+		}
+	}
+	dict := d.dict.withOverlay().tip()
+	r := &applyRun{d: d, dict: dict, graphs: map[rdf.Term]*writeGraph{}, tus: map[*rdmakv.DeltaTable]*tableUndo{}}
+	r.undo = &applyUndo{stamp: lin.stamp, ov: dict.ov, dict: dict.ov.mark()}
+	if amend {
+		r.undo.prev = d.undo
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			r.undo.prev = nil
+			r.undo.rollback()
+			lin.stamp = r.undo.stamp
+			for _, st := range r.made {
+				st.Close()
+			}
+		}
+	}()
+	lin.stamp++
+	r.stamp = lin.stamp
+	r.graph(rdf.Term{})
+	for ci, c := range changes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !c.Graph.IsZero() {
+			if err := checkGraphName(c.Graph); err != nil {
+				return nil, fmt.Errorf("cannot change the dataset: change %d: %w", ci, err)
+			}
+		}
+		if err := r.change(ctx, ci, c); err != nil {
+			return nil, err
+		}
+	}
+	nd, err := r.finish()
+	if err != nil {
+		return nil, err
+	}
+	ok = true
+	return nd, nil
+}
+
+// graph returns the state of graph name.
+func (r *applyRun) graph(name rdf.Term) *writeGraph {
+	if g, ok := r.graphs[name]; ok {
+		return g
+	}
+	g := &writeGraph{name: name}
+	if name.IsZero() {
+		g.exists, g.old = true, r.d.def
+	} else if i, ok := r.d.byName[name]; ok {
+		g.exists, g.old = true, r.d.named[i].g
+	}
+	if g.old != nil {
+		g.st = g.old.st
+	}
+	r.graphs[name] = g
+	r.order = append(r.order, g)
+	return g
+}
+
+// empty gives g a fresh empty store.
+func (r *applyRun) empty(g *writeGraph) error {
+	st, _, _, err := buildGraph(r.d.shards, r.dict, nil, nil)
+	if err != nil {
+		return err
+	}
+	r.made = append(r.made, st)
+	g.st, g.fresh, g.touched, g.sd = st, true, true, &statsDelta{}
+	return nil
+}
+
+func (r *applyRun) change(ctx context.Context, ci int, c GraphChange) error {
+	g := r.graph(c.Graph)
+	if c.Drop {
+		g.st, g.fresh, g.touched, g.sd = nil, false, true, nil
+		g.exists = c.Graph.IsZero()
+		if g.exists {
+			if err := r.empty(g); err != nil {
+				return err
+			}
+		}
+	}
+	if c.Clear {
+		if err := r.empty(g); err != nil {
+			return err
+		}
+		g.exists = true
+	}
+	if len(c.Delete) > 0 && g.st != nil {
+		del := make([]idTriple, 0, len(c.Delete))
+		for _, t := range c.Delete {
+			if x, ok := r.lookup(t); ok {
+				del = append(del, x)
+			}
+		}
+		if err := r.write(ctx, g, sortDistinct(del), false); err != nil {
+			return fmt.Errorf("cannot change the dataset: change %d: %w", ci, err)
+		}
+	}
+	if len(c.Insert) > 0 {
+		add := make([]idTriple, len(c.Insert))
+		for i, t := range c.Insert {
+			x, err := r.assign(ctx, t)
+			if err != nil {
+				return fmt.Errorf("cannot change the dataset: change %d, triple %d: %w", ci, i, err)
+			}
+			add[i] = x
+		}
+		if g.st == nil {
+			if err := r.empty(g); err != nil {
+				return err
+			}
+		}
+		g.exists = true
+		if err := r.write(ctx, g, sortDistinct(add), true); err != nil {
+			return fmt.Errorf("cannot change the dataset: change %d: %w", ci, err)
+		}
+	}
+	if g.exists && !g.name.IsZero() {
+		if _, err := r.id(ctx, g.name, 0); err != nil {
+			return fmt.Errorf("cannot change the dataset: graph name %v: %w", g.name, err)
+		}
+	}
+	return nil
+}
+
+// refresh makes r.dict see everything the overlay holds (only this run
+// changes it).
+func (r *applyRun) refresh() {
+	o := r.dict.ov
+	r.dict.ovPC, r.dict.ovV, r.dict.ovRoles, r.dict.ovAlias = len(o.pc), len(o.v), len(o.roleLog), len(o.aliases)
+}
+
+// lookup returns the IDs of a deleted triple (ok false: a term is unknown,
+// so the triple is in no graph).
+func (r *applyRun) lookup(t rdf.Triple) (idTriple, bool) {
+	var x [3]ID
+	for i, term := range [3]rdf.Term{t.S, t.P, t.O} {
+		id, ok := r.dict.Lookup(term)
+		if !ok {
+			return idTriple{}, false
+		}
+		x[i] = id
+	}
+	return idTriple{x[0], x[1], x[2]}, true
+}
+
+// assign returns the IDs of an inserted triple, adding its new terms.
+func (r *applyRun) assign(ctx context.Context, t rdf.Triple) (idTriple, error) {
+	if t.P.Kind != rdf.KindIRI {
+		return idTriple{}, fmt.Errorf("the predicate %v is not an IRI", t.P)
+	}
+	s, err := r.id(ctx, t.S, 0)
+	if err != nil {
+		return idTriple{}, err
+	}
+	p, err := r.id(ctx, t.P, rolePredicate)
+	if err != nil {
+		return idTriple{}, err
+	}
+	var orole byte
+	if t.P.Value == rdf.RDFType {
+		orole = roleClass
+	}
+	o, err := r.id(ctx, t.O, orole)
+	if err != nil {
+		return idTriple{}, err
+	}
+	return idTriple{s, p, o}, nil
+}
+
+// id returns the ID of term t with role (0: a vertex), adding the term or
+// the role. A plain vertex that needs a role is moved to a new low ID
+// (dict_delta.go): its edges in every graph move with it.
+func (r *applyRun) id(ctx context.Context, t rdf.Term, role byte) (ID, error) {
+	switch t.Kind {
+	case rdf.KindIRI, rdf.KindBlank, rdf.KindLiteral:
+	default:
+		return 0, fmt.Errorf("%v is not an RDF term", t)
+	}
+	ov := r.dict.ov
+	tip := r.dict
+	id, ok := tip.Lookup(t)
+	if !ok {
+		id, err := ov.add(t, role)
+		r.refresh()
+		return id, err
+	}
+	if role == 0 {
+		return id, nil
+	}
+	if tip.IsPredicateOrClass(id) {
+		if tip.role(id)&role != role {
+			ov.addRole(id, role)
+			r.refresh()
+		}
+		return id, nil
+	}
+	// A vertex becomes a predicate or class.
+	p, err := ov.add(t, role)
+	if err != nil {
+		return 0, err
+	}
+	ov.addAlias(id, p)
+	r.refresh()
+	if err := r.moveVertex(ctx, id, p); err != nil {
+		return 0, fmt.Errorf("cannot move %v from ID %d to %d: %w", t, id, p, err)
+	}
+	return p, nil
+}
+
+// moveVertex replaces vertex from by to in every graph: its triples are
+// deleted and inserted again with the new ID.
+func (r *applyRun) moveVertex(ctx context.Context, from, to ID) error {
+	var graphs []*writeGraph
+	r.graph(rdf.Term{})
+	for _, n := range r.d.named {
+		r.graph(n.name)
+	}
+	graphs = append(graphs, r.order...)
+	for _, g := range graphs {
+		if g.st == nil {
+			continue
+		}
+		var old []idTriple
+		sub := func(x ID) ID {
+			if x == from {
+				return to
+			}
+			return x
+		}
+		for _, d := range []Dir{Out, In} {
+			o := g.st.Owner(from)
+			preds := g.st.tipList(nil, o, MakeKey(from, AllPredicates, d))
+			for _, p := range preds {
+				for _, x := range g.st.tipList(nil, o, MakeKey(from, p, d)) {
+					if d == Out {
+						old = append(old, idTriple{from, p, x})
+					} else if x != from {
+						old = append(old, idTriple{x, p, from})
+					}
+				}
+			}
+		}
+		if len(old) == 0 {
+			continue
+		}
+		moved := make([]idTriple, len(old))
+		for i, t := range old {
+			moved[i] = idTriple{sub(t.s), t.p, sub(t.o)}
+		}
+		if err := r.write(ctx, g, sortDistinct(old), false); err != nil {
+			return err
+		}
+		if err := r.write(ctx, g, sortDistinct(moved), true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish makes the new dataset: touched graphs get a version of their
+// store at the run's stamp, the others keep theirs.
+func (r *applyRun) finish() (*Dataset, error) {
+	d := r.d
+	dict := r.dict.tip()
+	var held []*graphRef
+	release := func() {
+		for _, g := range held {
+			g.release()
+		}
+	}
+	dref := d.dref.retain()
+	storeOf := func(g *writeGraph) *graphRef {
+		if !g.touched {
+			ref := g.old.retain()
+			held = append(held, ref)
+			return ref
+		}
+		stats := g.sd.apply(g.st.stats, uint64(dict.Len()), g.st.n)
+		var ref *graphRef
+		if g.fresh {
+			// The fresh store itself becomes the version (its base is
+			// owned by it; stamp and stats are this run's).
+			st := g.st.version(r.stamp, stats, dict)
+			g.st.Close() // the version holds the shared parts now
+			r.made = slices.DeleteFunc(r.made, func(x *Store) bool { return x == g.st })
+			ref = newGraphRef(st, dref)
+		} else {
+			ref = newGraphRef(g.st.version(r.stamp, stats, dict), dref)
+		}
+		held = append(held, ref)
+		return ref
+	}
+	def := storeOf(r.graphs[rdf.Term{}])
+	var named []namedGraph
+	for _, n := range d.named {
+		if _, ok := r.graphs[n.name]; !ok {
+			held = append(held, n.g.retain())
+			id, _ := dict.Lookup(n.name) // moved if the name became a predicate or class
+			named = append(named, namedGraph{name: n.name, id: id, g: n.g})
+		}
+	}
+	for _, g := range r.order {
+		if g.name.IsZero() || !g.exists {
+			continue
+		}
+		id, ok := dict.Lookup(g.name)
+		if !ok {
+			release()
+			dref.release()
+			return nil, fmt.Errorf("BUG: graph name %v has no ID", g.name)
+		}
+		named = append(named, namedGraph{name: g.name, id: id, g: storeOf(g)})
+	}
+	for _, st := range r.made {
+		st.Close() // fresh stores the run replaced or dropped again
+	}
+	r.made = nil
+	for _, tu := range r.tus {
+		r.undo.tables = append(r.undo.tables, tu)
+	}
+	nd := newDataset(dict, dref, d.shards, def, named)
+	nd.lin, nd.stamp, nd.undo = d.lin, r.stamp, r.undo
+	if d.inferred != nil && !r.graphs[rdf.Term{}].touched {
+		// The default graph is unchanged: so is its inferred layer. (A
+		// change to it goes through ApplyInferred, which keeps the layer.)
+		nd.reasoning, nd.inferred = d.reasoning, d.inferred.retain()
+	}
+	return nd, nil
+}
+
+// tipList appends the newest list of key k of local shard o (everything
+// the writer appended, published or not).
+func (s *Store) tipList(dst []ID, o int, k Key) []ID {
+	start := len(dst)
+	dst = asIDs(s.tables[o].AppendValues(asU64(dst), uint64(k)))
+	if w := s.sh.w; w != nil && w.deltas[o] != nil {
+		if recs := w.deltas[o].Records(uint64(k)); len(recs) > 0 {
+			dst = mergeToggles(dst, start, rdmakv.AppendVisible(nil, recs, 1<<62))
+		}
+	}
+	return dst
+}
+
+// tipCount returns the newest length of key k's list of local shard o.
+func (s *Store) tipCount(o int, k Key) int64 {
+	n, _ := s.tables[o].Lookup(uint64(k))
+	if w := s.sh.w; w != nil {
+		return int64(n) + w.net[o][k]
+	}
+	return int64(n)
+}
+
+// toggle appends ids (sorted, distinct) to key k of shard o, each
+// entering (sign +1) or leaving (-1) the list, and returns the list's
+// length before.
+func (r *applyRun) toggle(st *Store, o int, k Key, ids []uint64, sign int64) (int64, error) {
+	before := st.tipCount(o, k)
+	if len(ids) == 0 {
+		return before, nil
+	}
+	t, err := st.deltaTable(o)
+	if err != nil {
+		return 0, err
+	}
+	tu := r.tus[t]
+	if tu == nil {
+		tu = &tableUndo{t: t}
+		t.Mark(&tu.u)
+		r.tus[t] = tu
+	}
+	if err := t.Append(uint64(k), r.stamp, ids, &tu.u); err != nil {
+		return 0, err
+	}
+	m := st.sh.w.net[o]
+	old, had := m[k]
+	r.undo.nets = append(r.undo.nets, netSaved{m: m, k: k, old: old, had: had})
+	m[k] = old + sign*int64(len(ids))
+	return before, nil
+}
+
+// krec is a toggle of value v under key k on shard o.
+type krec struct {
+	o int
+	k Key
+	v ID
+}
+
+func cmpKrec(a, b krec) int {
+	if c := cmp.Compare(a.o, b.o); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.k, b.k); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.v, b.v)
+}
+
+// write inserts (insert) or deletes triples (sorted, distinct) in g.
+func (r *applyRun) write(ctx context.Context, g *writeGraph, triples []idTriple, insert bool) error {
+	if len(triples) == 0 {
+		return nil
+	}
+	st := g.st
+	if !g.touched {
+		g.touched, g.sd = true, &statsDelta{}
+	}
+	sign := int64(1)
+	if !insert {
+		sign = -1
+	}
+	// The statistics are sums over vertices: take the touched vertices'
+	// share out before and add it back after.
+	verts := make([]ID, 0, 2*len(triples))
+	for _, t := range triples {
+		verts = append(verts, t.s, t.o)
+	}
+	slices.Sort(verts)
+	verts = slices.Compact(verts)
+	for _, v := range verts {
+		g.sd.vertex(st, v, -1)
+	}
+
+	// Out-edges: the triple's existence is decided by (s, p, Out).
+	var toggled []idTriple
+	var inRecs, idxRecs []krec
+	var list []ID
+	var ids []uint64
+	for i := 0; i < len(triples); {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		s, p := triples[i].s, triples[i].p
+		j := i
+		for j < len(triples) && triples[j].s == s && triples[j].p == p {
+			j++
+		}
+		o := st.Owner(s)
+		k := MakeKey(s, p, Out)
+		list = st.tipList(list[:0], o, k)
+		ids = ids[:0]
+		for _, t := range triples[i:j] {
+			_, member := slices.BinarySearch(list, t.o)
+			if member != insert {
+				ids = append(ids, uint64(t.o))
+				toggled = append(toggled, t)
+				if p == TypeID {
+					inRecs = append(inRecs, krec{o, MakeKey(IndexVertex, t.o, In), s})
+				} else {
+					inRecs = append(inRecs, krec{st.Owner(t.o), MakeKey(t.o, p, In), s})
+				}
+			}
+		}
+		i = j
+		before, err := r.toggle(st, o, k, ids, sign)
+		if err != nil {
+			return err
+		}
+		if after := before + sign*int64(len(ids)); (before == 0) != (after == 0) {
+			idxRecs = append(idxRecs, krec{o, MakeKey(IndexVertex, p, Out), s}, krec{o, MakeKey(s, AllPredicates, Out), p})
+		}
+	}
+	// In-edges and the type index.
+	var punned []krec
+	if err := r.toggleGroups(st, inRecs, sign, func(o int, k Key, before, after int64) {
+		if v := k.Vertex(); v != IndexVertex && (before == 0) != (after == 0) {
+			idxRecs = append(idxRecs, krec{o, MakeKey(IndexVertex, k.Pred(), In), v}, krec{o, MakeKey(v, AllPredicates, In), k.Pred()})
+		}
+	}, &punned); err != nil {
+		return err
+	}
+	// Index vertices, then the predicates of each shard.
+	var allRecs []krec
+	if err := r.toggleGroups(st, idxRecs, sign, func(o int, k Key, before, after int64) {
+		if k.Vertex() == IndexVertex && k.Pred() != AllPredicates && (before == 0) != (after == 0) {
+			if k.Dir() == In && r.dict.IsClass(k.Pred()) {
+				return // a class's (0, c, In) also holds instances: see fixPunned
+			}
+			allRecs = append(allRecs, krec{o, MakeKey(IndexVertex, AllPredicates, k.Dir()), k.Pred()})
+		}
+	}, &punned); err != nil {
+		return err
+	}
+	if err := r.toggleGroups(st, allRecs, sign, nil, nil); err != nil {
+		return err
+	}
+	if err := r.fixPunned(st, punned); err != nil {
+		return err
+	}
+	for _, v := range verts {
+		g.sd.vertex(st, v, +1)
+	}
+	return nil
+}
+
+// toggleGroups sorts recs and toggles each key's values, calling after
+// (if not nil) with each key's length before and after. Keys (0, c, In)
+// of a class c that is also a predicate hold the instances of c and the
+// objects of predicate c in one list: their records go to punned instead
+// (fixPunned), if punned is not nil.
+func (r *applyRun) toggleGroups(st *Store, recs []krec, sign int64, after func(o int, k Key, before, after int64), punned *[]krec) error {
+	slices.SortFunc(recs, cmpKrec)
+	recs = slices.Compact(recs)
+	tip := r.dict
+	var ids []uint64
+	for i := 0; i < len(recs); {
+		j := i
+		for j < len(recs) && recs[j].o == recs[i].o && recs[j].k == recs[i].k {
+			j++
+		}
+		o, k := recs[i].o, recs[i].k
+		if punned != nil && k.Vertex() == IndexVertex && k.Dir() == In && k.Pred() != AllPredicates &&
+			tip.IsClass(k.Pred()) && tip.IsPredicate(k.Pred()) {
+			*punned = append(*punned, recs[i:j]...)
+			i = j
+			continue
+		}
+		ids = ids[:0]
+		for _, x := range recs[i:j] {
+			ids = append(ids, uint64(x.v))
+		}
+		i = j
+		before, err := r.toggle(st, o, k, ids, sign)
+		if err != nil {
+			return err
+		}
+		if after != nil {
+			after(o, k, before, before+sign*int64(len(ids)))
+		}
+	}
+	return nil
+}
+
+// fixPunned brings the shared (0, c, In) lists of IDs that are both a
+// class and a predicate in line, after the other lists changed: v is in
+// the list if it is an instance of c or an object of c; c is in (0, ALL,
+// In) if the list has an object of c.
+func (r *applyRun) fixPunned(st *Store, recs []krec) error {
+	slices.SortFunc(recs, cmpKrec)
+	recs = slices.Compact(recs)
+	var list, types []ID
+	for i := 0; i < len(recs); {
+		o, k := recs[i].o, recs[i].k
+		c := k.Pred()
+		var add, del []uint64
+		list = st.tipList(list[:0], o, k)
+		j := i
+		for ; j < len(recs) && recs[j].o == o && recs[j].k == k; j++ {
+			v := recs[j].v
+			types = st.tipList(types[:0], o, MakeKey(v, TypeID, Out))
+			_, isInst := slices.BinarySearch(types, c)
+			want := isInst || st.tipCount(o, MakeKey(v, c, In)) > 0
+			if _, in := slices.BinarySearch(list, v); in != want {
+				if want {
+					add = append(add, uint64(v))
+				} else {
+					del = append(del, uint64(v))
+				}
+			}
+		}
+		i = j
+		if _, err := r.toggle(st, o, k, add, 1); err != nil {
+			return err
+		}
+		if _, err := r.toggle(st, o, k, del, -1); err != nil {
+			return err
+		}
+		list = st.tipList(list[:0], o, k)
+		hasObj := false
+		for _, v := range list {
+			if st.tipCount(o, MakeKey(v, c, In)) > 0 {
+				hasObj = true
+				break
+			}
+		}
+		all := MakeKey(IndexVertex, AllPredicates, In)
+		cur := st.tipList(nil, o, all)
+		if _, in := slices.BinarySearch(cur, c); in != hasObj {
+			sign := int64(1)
+			if !hasObj {
+				sign = -1
+			}
+			if _, err := r.toggle(st, o, all, []uint64{uint64(c)}, sign); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// statsDelta accumulates the change of a store's statistics.
+type statsDelta struct {
+	triples, subjects, objects, outPreds, inPreds, untyped int64
+	preds                                                  map[ID]*[3]int64 // triples, subjects, objects
+	classes                                                map[ID]int64
+	cp                                                     map[cpKey]*[2]int64
+	shards                                                 map[int]int64
+}
+
+func (sd *statsDelta) pred(p ID) *[3]int64 {
+	if sd.preds == nil {
+		sd.preds = map[ID]*[3]int64{}
+	}
+	x := sd.preds[p]
+	if x == nil {
+		x = new([3]int64)
+		sd.preds[p] = x
+	}
+	return x
+}
+
+func (sd *statsDelta) classPred(c, p ID, d Dir) *[2]int64 {
+	if sd.cp == nil {
+		sd.cp = map[cpKey]*[2]int64{}
+	}
+	k := cpKey{c, p, d}
+	x := sd.cp[k]
+	if x == nil {
+		x = new([2]int64)
+		sd.cp[k] = x
+	}
+	return x
+}
+
+// vertex adds sign times vertex v's share of the statistics (what
+// buildShard counts for it).
+func (sd *statsDelta) vertex(st *Store, v ID, sign int64) {
+	o := st.Owner(v)
+	pout := st.tipList(nil, o, MakeKey(v, AllPredicates, Out))
+	var types []ID
+	if len(pout) > 0 {
+		sd.subjects += sign
+		sd.outPreds += sign * int64(len(pout))
+		if _, ok := slices.BinarySearch(pout, TypeID); ok {
+			types = st.tipList(nil, o, MakeKey(v, TypeID, Out))
+		} else {
+			sd.untyped += sign
+		}
+		for _, q := range pout {
+			n := st.tipCount(o, MakeKey(v, q, Out))
+			x := sd.pred(q)
+			x[0] += sign * n
+			x[1] += sign
+			sd.triples += sign * n
+			if sd.shards == nil {
+				sd.shards = map[int]int64{}
+			}
+			sd.shards[o] += sign * n
+			if q != TypeID {
+				for _, c := range types {
+					y := sd.classPred(c, q, Out)
+					y[0] += sign
+					y[1] += sign * n
+				}
+			}
+		}
+		for _, c := range types {
+			if sd.classes == nil {
+				sd.classes = map[ID]int64{}
+			}
+			sd.classes[c] += sign
+		}
+	}
+	pin := st.tipList(nil, o, MakeKey(v, AllPredicates, In))
+	if len(pin) > 0 {
+		sd.objects += sign
+		sd.inPreds += sign * int64(len(pin))
+		for _, q := range pin {
+			sd.pred(q)[2] += sign
+			if len(types) > 0 {
+				n := st.tipCount(o, MakeKey(v, q, In))
+				for _, c := range types {
+					y := sd.classPred(c, q, In)
+					y[0] += sign
+					y[1] += sign * n
+				}
+			}
+		}
+	}
+}
+
+func addU(x uint64, d int64) uint64 { return uint64(int64(x) + d) }
+
+// apply returns old's statistics with the change (old is not modified).
+// Entries that drop to zero are removed, so the result equals what a
+// build of the same triples collects.
+func (sd *statsDelta) apply(old *Stats, terms uint64, shards int) *Stats {
+	st := &Stats{Triples: addU(old.Triples, sd.triples), Terms: terms,
+		Subjects: addU(old.Subjects, sd.subjects), Objects: addU(old.Objects, sd.objects),
+		OutPredicates: addU(old.OutPredicates, sd.outPreds), InPredicates: addU(old.InPredicates, sd.inPreds),
+		Untyped: addU(old.Untyped, sd.untyped)}
+	st.ShardTriples = make([]uint64, shards)
+	copy(st.ShardTriples, old.ShardTriples)
+	for o, n := range sd.shards {
+		st.ShardTriples[o] = addU(st.ShardTriples[o], n)
+	}
+	preds := map[ID]PredicateStats{}
+	for _, p := range old.Predicates {
+		preds[p.Pred] = p
+	}
+	for p, x := range sd.preds {
+		ps := preds[p]
+		ps.Pred = p
+		ps.Triples, ps.Subjects, ps.Objects = addU(ps.Triples, x[0]), addU(ps.Subjects, x[1]), addU(ps.Objects, x[2])
+		preds[p] = ps
+	}
+	classes := map[ID]uint64{}
+	for _, c := range old.Classes {
+		classes[c.Class] = c.Instances
+	}
+	for c, n := range sd.classes {
+		classes[c] = addU(classes[c], n)
+	}
+	for c, n := range classes {
+		if n != 0 {
+			st.Classes = append(st.Classes, ClassStats{Class: c, Instances: n})
+		}
+	}
+	sort.Slice(st.Classes, func(i, j int) bool { return st.Classes[i].Class < st.Classes[j].Class })
+	if ps, ok := preds[TypeID]; ok {
+		ps.Objects = uint64(len(st.Classes))
+		preds[TypeID] = ps
+	}
+	for _, ps := range preds {
+		if ps.Triples != 0 || ps.Subjects != 0 || ps.Objects != 0 {
+			st.Predicates = append(st.Predicates, ps)
+		}
+	}
+	sort.Slice(st.Predicates, func(i, j int) bool { return st.Predicates[i].Pred < st.Predicates[j].Pred })
+	cps := map[cpKey]ClassPredicateStats{}
+	for _, x := range old.ClassPredicates {
+		cps[cpKey{x.Class, x.Pred, x.Dir}] = x
+	}
+	for k, x := range sd.cp {
+		c := cps[k]
+		c.Class, c.Pred, c.Dir = k.c, k.p, k.d
+		c.Vertices, c.Edges = addU(c.Vertices, x[0]), addU(c.Edges, x[1])
+		cps[k] = c
+	}
+	for _, x := range cps {
+		if x.Vertices != 0 || x.Edges != 0 {
+			st.ClassPredicates = append(st.ClassPredicates, x)
+		}
+	}
+	sort.Slice(st.ClassPredicates, func(i, j int) bool {
+		a, b := st.ClassPredicates[i], st.ClassPredicates[j]
+		if a.Class != b.Class {
+			return a.Class < b.Class
+		}
+		if a.Pred != b.Pred {
+			return a.Pred < b.Pred
+		}
+		return a.Dir < b.Dir
+	})
+	return st
+}
