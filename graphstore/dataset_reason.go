@@ -52,6 +52,10 @@ func (d *Dataset) ExplicitTriples() uint64 { return d.Triples() - d.InferredTrip
 func (d *Dict) IsLiteral(id ID) bool {
 	idx, ok := d.indexOf(id)
 	if !ok {
+		if d.ov != nil {
+			t, ok := d.ov.term(d, id)
+			return ok && t.Kind == rdf.KindLiteral
+		}
 		return false
 	}
 	e := d.entry(idx)
