@@ -141,7 +141,8 @@ func createTempDir(dir string) (string, error) {
 // publishDir fsyncs the complete snapshot at tmp (its files are fsynced
 // already) and moves it to dir (clean): renamed if dir does not exist,
 // else atomically exchanged with the previous snapshot, which is then
-// removed. It refuses to replace a dir that is not a snapshot.
+// removed; the old one's KeptDir moves into the new one first. It refuses
+// to replace a dir that is not a snapshot.
 func publishDir(tmp, dir string) error {
 	if err := syncDir(tmp); err != nil {
 		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
@@ -193,10 +194,67 @@ func publishDir(tmp, dir string) error {
 	if err := syncDir(parent); err != nil {
 		return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
 	}
+	if err := carryKept(tmp, dir); err != nil {
+		// The old snapshot stays at tmp with the log inside: RestoreKept
+		// (at the next start) moves it back.
+		return fmt.Errorf("snapshot %s written, but its %s/ could not be moved into it from %s: %w", dir, KeptDir, tmp, err)
+	}
 	if err := os.RemoveAll(tmp); err != nil {
 		return fmt.Errorf("snapshot %s written, but the old one at %s could not be removed: %w", dir, tmp, err)
 	}
 	return nil
+}
+
+// KeptDir is the subdirectory of a snapshot directory that a new snapshot
+// written over it keeps: the data directory's write-ahead log (package
+// wal), whose records after the new snapshot's version are still needed.
+// WriteSnapshot and WriteDataset move it from the old snapshot into the
+// new one right after the exchange (one rename; the log is opened through
+// a directory handle, so a server writing it goes on).
+const KeptDir = "wal"
+
+// carryKept moves old/KeptDir, if there is one, into dir and syncs both.
+func carryKept(old, dir string) error {
+	src := filepath.Join(old, KeptDir)
+	if _, err := os.Lstat(src); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if err := os.Rename(src, filepath.Join(dir, KeptDir)); err != nil {
+		return err
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	return syncDir(old)
+}
+
+// RestoreKept finishes what a crash interrupted: if the snapshot
+// directory dir has no KeptDir but a temporary or old sibling of a
+// snapshot write (dir.tmp-*, dir.old-*) has one, it is moved back into
+// dir. Two such siblings are an error (which log is current is unknown).
+func RestoreKept(dir string) error {
+	dir = filepath.Clean(dir)
+	if _, err := os.Lstat(filepath.Join(dir, KeptDir)); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	var found []string
+	for _, pat := range []string{dir + ".tmp-*", dir + ".old-*"} {
+		m, _ := filepath.Glob(filepath.Join(pat, KeptDir))
+		found = append(found, m...)
+	}
+	switch len(found) {
+	case 0:
+		return nil
+	case 1:
+		if err := os.Rename(found[0], filepath.Join(dir, KeptDir)); err != nil {
+			return fmt.Errorf("cannot move %s back into %s: %w", found[0], dir, err)
+		}
+		return syncDir(dir)
+	}
+	return fmt.Errorf("%s has no %s/ but %v do: move the right one back by hand", dir, KeptDir, found)
 }
 
 // writeFile creates path, writes it, fsyncs it, and returns its info.

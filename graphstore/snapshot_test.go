@@ -243,3 +243,77 @@ func copyDir(src, dst string) error {
 	}
 	return nil
 }
+
+func TestSnapshotKeepsTheLog(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "snap")
+	write := func(o string) {
+		t.Helper()
+		b, err := NewBuilder(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.AddTriples([]rdf.Triple{{S: rdf.NewIRI("http://x/s"), P: rdf.NewIRI("http://x/p"), O: rdf.NewIRI(o)}}); err != nil {
+			t.Fatal(err)
+		}
+		st, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if err := WriteSnapshot(dir, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("http://x/o1")
+	seg := filepath.Join(dir, KeptDir, "00000000000000000001.wal")
+	if err := os.MkdirAll(filepath.Dir(seg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(seg, []byte("log"), 0o644)
+	// An open handle on the log directory goes on working across the write.
+	root, err := os.OpenRoot(filepath.Join(dir, KeptDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	write("http://x/o2")
+	if b, err := os.ReadFile(seg); err != nil || string(b) != "log" {
+		t.Fatalf("the log after a snapshot write: %q %v", b, err)
+	}
+	if err := root.WriteFile("00000000000000000002.wal", []byte("more"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, KeptDir, "00000000000000000002.wal")); err != nil {
+		t.Fatalf("a file created through the old handle is not in the new snapshot: %v", err)
+	}
+	st, err := OpenSnapshot(dir, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.Dict().Lookup(rdf.NewIRI("http://x/o2")); !ok {
+		t.Fatal("the new snapshot is not served")
+	}
+	st.Close()
+
+	// A crash between the exchange and the move: RestoreKept moves it back.
+	os.Rename(filepath.Join(dir, KeptDir), filepath.Join(t.TempDir(), "x"))
+	stray := dir + ".tmp-1-abc"
+	os.MkdirAll(filepath.Join(stray, KeptDir), 0o755)
+	os.WriteFile(filepath.Join(stray, KeptDir, "00000000000000000001.wal"), []byte("stray"), 0o644)
+	if err := RestoreKept(dir); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(seg); err != nil || string(b) != "stray" {
+		t.Fatalf("after RestoreKept: %q %v", b, err)
+	}
+	if err := RestoreKept(dir); err != nil { // nothing to do
+		t.Fatal(err)
+	}
+	os.Rename(filepath.Join(dir, KeptDir), filepath.Join(t.TempDir(), "y"))
+	for _, d := range []string{dir + ".tmp-1-abc", dir + ".old-2-def"} {
+		os.MkdirAll(filepath.Join(d, KeptDir), 0o755)
+	}
+	if err := RestoreKept(dir); err == nil {
+		t.Fatal("two stray logs: no error")
+	}
+}

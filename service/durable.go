@@ -12,8 +12,9 @@ import (
 	"github.com/wukongd/wukongd/web"
 )
 
-// LogDir is the write-ahead log's directory inside a data directory.
-const LogDir = "wal"
+// LogDir is the write-ahead log's directory inside a data directory (a
+// snapshot written over the directory keeps it: graphstore.KeptDir).
+const LogDir = graphstore.KeptDir
 
 // pendingWrite is a write whose generation is built and whose log record
 // is on its way to disk. Guarded by writeMu.
@@ -167,6 +168,9 @@ func (p *recoveryProgress) err() error {
 // snapshot, and returns a service that is not ready until Recover has
 // replayed the log.
 func OpenDurable(dir string, opts Options) (*Service, error) {
+	if err := graphstore.RestoreKept(dir); err != nil {
+		return nil, fmt.Errorf("cannot open data directory %s: %w", dir, err)
+	}
 	log, err := wal.Open(filepath.Join(dir, LogDir), wal.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("cannot open data directory %s: %w", dir, err)

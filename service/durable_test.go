@@ -268,3 +268,63 @@ func TestLogStartingAfterTheSnapshot(t *testing.T) {
 		t.Fatalf("a log starting at 11 on a snapshot at 0: %v", err)
 	}
 }
+
+func TestSnapshotOverTheDataDirKeepsTheLog(t *testing.T) {
+	// What compaction does: a snapshot of the served version written over
+	// the data directory while the server runs, then the log retired up
+	// to it; writes go on, and a restart gives the same state.
+	dir := emptySnapshot(t, "", 2)
+	s := openDurable(t, dir)
+	for i := 0; i < 5; i++ {
+		update(t, s, fmt.Sprintf(`INSERT DATA { <http://x/s%d> <http://x/p> %d }`, i, i))
+	}
+	g, err := s.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = graphstore.WriteDataset(dir, g.ds)
+	v := g.version()
+	g.release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	update(t, s, `INSERT DATA { <http://x/after> <http://x/p> "written while the snapshot was replaced" }`)
+	if err := s.RetireLog(v); err != nil {
+		t.Fatal(err)
+	}
+	update(t, s, `DELETE DATA { <http://x/s0> <http://x/p> 0 }`)
+	want := state(t, s)
+	s.Close()
+	s = openDurable(t, dir)
+	defer s.Close()
+	if got := state(t, s); got != want {
+		t.Fatalf("after a snapshot over the data directory and a restart:\n%s\nwant\n%s", got, want)
+	}
+	if rec := s.LogRecovery(); rec.Last != v+2 || rec.Segments != 2 {
+		t.Fatalf("the log after retiring up to %d: %+v", v, rec)
+	}
+	// The next compaction retires the rest.
+	g, err = s.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = graphstore.WriteDataset(dir, g.ds)
+	v = g.version()
+	g.release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RetireLog(v); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openDurable(t, dir)
+	defer s.Close()
+	if got := state(t, s); got != want {
+		t.Fatalf("after the second snapshot:\n%s\nwant\n%s", got, want)
+	}
+	if rec := s.LogRecovery(); rec.Records != 0 || s.Version() != v {
+		t.Fatalf("the log after retiring all: %+v, version %d want %d", rec, s.Version(), v)
+	}
+	update(t, s, `INSERT DATA { <http://x/last> <http://x/p> 1 }`)
+}

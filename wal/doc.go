@@ -66,6 +66,7 @@
 // # Retiring
 //
 // Retire(upTo) deletes the segments whose records all have LSN ≤ upTo
-// (they are in a snapshot now). The current segment is closed and a new
-// one started if it is entirely covered, so that it can go too.
+// (they are in a snapshot now). A current segment holding records ≤ upTo
+// is closed and the next record starts a new one, so that it can go at
+// the next Retire past its end (at once if it is entirely covered).
 package wal

@@ -547,7 +547,9 @@ func (l *Log) rotate(first uint64) error {
 }
 
 // Retire deletes the segments whose records all have LSN ≤ upTo: a
-// snapshot holds them now. If upTo is at or past the last durable record
+// snapshot holds them now. A current segment holding some of them is
+// closed (the next record starts a new segment), so a later Retire can
+// delete it. If upTo is at or past the last durable record
 // and nothing is queued, the log then starts again at upTo+1 (the next
 // Append must have that LSN). Records after upTo are kept.
 func (l *Log) Retire(upTo uint64) error {
@@ -568,8 +570,11 @@ func (l *Log) Retire(upTo uint64) error {
 	for i, s := range l.segs {
 		current := i == len(l.segs)-1 && l.cur != nil
 		covered := s.last <= upTo
-		if current && covered && !s.empty() {
-			l.cur.Close() // durable already; the next batch starts a new segment
+		if current && !s.empty() && s.first <= upTo {
+			// It holds retired records: the next batch starts a new segment,
+			// so that this one can go at the next Retire past its end (or
+			// now, if it is covered).
+			l.cur.Close() // durable already
 			l.cur = nil
 			current = false
 		}
