@@ -42,10 +42,16 @@ func (s *Server) readProtocol(c *gin.Context, allowQuery, allowUpdate bool) (*pr
 		}
 	case http.MethodPost:
 		ct := r.Header.Get("Content-Type")
-		mt, _, err := mime.ParseMediaType(ct)
+		mt, mtParams, err := mime.ParseMediaType(ct)
 		if ct == "" || err != nil {
 			return nil, newHTTPError(http.StatusUnsupportedMediaType, "unsupported_media_type",
 				"POST needs Content-Type application/x-www-form-urlencoded, application/sparql-query or application/sparql-update")
+		}
+		// The Protocol's bodies are UTF-8 (§2.1.2, §2.2.2): another
+		// declared charset is refused rather than misread.
+		if cs, ok := mtParams["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "us-ascii") {
+			return nil, newHTTPError(http.StatusUnsupportedMediaType, "unsupported_media_type",
+				"the body must be UTF-8, not "+clip(cs))
 		}
 		r.Body = http.MaxBytesReader(c.Writer, r.Body, s.opts.MaxBodyBytes)
 		switch mt {
