@@ -4,7 +4,7 @@ BIN     := bin/wukongd
 ADDR    ?= 127.0.0.1:8080
 PKGS    := ./...
 
-.PHONY: all build test test-lubm test-uba test-crash lint generate bench bench-micro bench-e2e bench-peers bench-doc run clean
+.PHONY: all build test test-lubm test-uba test-crash lint generate bench bench-micro bench-e2e bench-peers bench-doc run clean conformance
 
 all: build
 
@@ -36,6 +36,14 @@ lint:
 	$(GO) vet $(PKGS)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './sparql/internal/*') | grep -v '^sparql/internal/' || true); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+
+# The W3C SPARQL 1.1 suites (query, update, syntax, Protocol, Graph Store
+# Protocol) and our feature tests, on 1 and 4 shards: the EARL report in
+# var/conformance/earl.ttl and its summary in docs/CONFORMANCE.md.
+conformance:
+	$(GO) test -count=1 ./conformance -run 'TestW3C|TestFeatures' \
+		-conformance.earl $(CURDIR)/var/conformance/earl.ttl \
+		-conformance.summary $(CURDIR)/docs/CONFORMANCE.md
 
 # Regenerates the ANTLR parser under sparql/internal (needs Node; the output is committed).
 generate:

@@ -1,7 +1,8 @@
-// Package conformance runs the W3C SPARQL 1.1 query-evaluation tests, and
-// our own feature tests, against the engine (sparql → planner → exec over a
-// sharded graphstore), under a ratchet that keeps main green while the
-// engine grows.
+// Package conformance runs the W3C SPARQL 1.1 test suites — query
+// evaluation, update evaluation, syntax, the Protocol and the Graph Store
+// Protocol — and our own feature tests against wukongd (the engine, the
+// service and the HTTP server), under a ratchet that keeps main green, and
+// writes an EARL report of them (make conformance).
 //
 // In: the W3C suite directory (../shared/w3c/sparql11 from the repository
 // root, or $WUKONGD_W3C/sparql11). Out: a pass/fail/skip Outcome per test
@@ -30,7 +31,10 @@
 //     recover (a panic is a failure with its stack);
 //   - compares with Compare: solutions as bags over the same variables,
 //     graphs as sets, both up to a one-to-one renaming of blank nodes;
-//     literals as terms ("01"^^xsd:integer is not "1"^^xsd:integer). When
+//     literals as terms ("01"^^xsd:integer is not "1"^^xsd:integer), except
+//     that the W3C tests compare numbers of one datatype by value
+//     (NumbersByValue: their results write computed numbers in lexical
+//     forms that contradict each other, e.g. MIN of "2E-1" as "2.0E-1"). When
 //     the query's top-level ORDER BY keys are projected variables, row i
 //     must also bind them as expected row i does (ties may come in any
 //     order); other ORDER BY queries compare as bags and say so. CSV
@@ -38,6 +42,33 @@
 //     writer and reader of the expected format first.
 //
 // Every test runs with 1 and with 4 shards (-conformance.shards).
+//
+// # The other suites
+//
+//   - Update (TestW3CUpdate, update.go): every mf:UpdateEvaluationTest of
+//     manifest-sparql11-update.ttl runs on a service (package service) over
+//     a dataset built from ut:data and ut:graphData; the dataset it leaves
+//     is compared with the expected one as a set of quads, blank nodes up
+//     to renaming.
+//   - Syntax (TestW3CSyntaxSuites, syntax.go): the positive and negative
+//     syntax tests of the query, update and federation manifests.
+//   - Protocol and Graph Store Protocol (TestW3CProtocol, protocol.go): the
+//     ht: exchanges of protocol/manifest.ttl and graph-store-protocol/
+//     (the direct and indirect manifests) run in order against our HTTP
+//     server (package web, updates enabled), /sparql/ mapped to /sparql and
+//     /gsp to /store; each response is checked for its status (or status
+//     class), Content-Type, boolean or tabular result, and RDF body (graph
+//     isomorphism). Tests that need direct graph identification or POST
+//     graph creation are skipped with that reason.
+//   - TestEARL checks the report writer.
+//
+// # Report
+//
+// make conformance runs all of them and writes var/conformance/earl.ttl
+// (EARL 1.0: one earl:Assertion per test, earl:passed / earl:failed /
+// earl:untested, the reason of every failure and skip in dc:description;
+// a test passes only if it passed with every shard count and mode) and
+// docs/CONFORMANCE.md (-conformance.earl, -conformance.summary).
 //
 // # Skip list and ratchet
 //

@@ -348,6 +348,7 @@ func TestFeatures(t *testing.T) {
 		report(t, "conformance feature tests", n, runs[i], known)
 	}
 	ratchet(t, shards, runs, func(id string) bool { return strings.HasPrefix(id, ownPrefix) })
+	record("wukongd feature tests (conformance/…)", runs...)
 }
 
 func runFeature(f feature, ds *Dataset, want *Answer, shards int, eval Evaluator) Outcome {

@@ -229,3 +229,47 @@ func ratchet(t *testing.T, shards []int, runs [][]Outcome, owns func(id string) 
 		}
 	}
 }
+
+var (
+	earlFlag    = flag.String("conformance.earl", "", "write the EARL report of the suites that ran to this file")
+	summaryFlag = flag.String("conformance.summary", "", "write the Markdown summary of the suites that ran to this file (docs/CONFORMANCE.md)")
+	recorded    []SuiteResult
+)
+
+// record keeps a suite's runs for the EARL report and the summary.
+func record(name string, runs ...[]Outcome) {
+	recorded = append(recorded, Combine(name, runs...))
+}
+
+// TestMain writes the EARL report and the summary after the tests ran
+// (make conformance).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	now := time.Now()
+	write := func(path string, f func(w *os.File) error) {
+		if path == "" {
+			return
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+			return
+		}
+		out, err := os.Create(path)
+		if err == nil {
+			err = f(out)
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+			return
+		}
+		fmt.Println("wrote", path)
+	}
+	write(*earlFlag, func(w *os.File) error { return WriteEARL(w, recorded, now) })
+	write(*summaryFlag, func(w *os.File) error { return WriteSummary(w, recorded, now, "make conformance") })
+	os.Exit(code)
+}

@@ -44,4 +44,5 @@ func TestW3CProtocol(t *testing.T) {
 		report(t, "W3C SPARQL 1.1 Protocol and Graph Store Protocol", n, runs[i], known)
 	}
 	ratchet(t, shards, runs, isHTTPID)
+	record("SPARQL 1.1 Protocol and Graph Store HTTP Protocol", runs...)
 }
