@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/big"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/wukongd/wukongd/rdf"

@@ -73,10 +73,10 @@
 // # Skip list and ratchet
 //
 // testdata/skip.txt lists, with a reason each, the tests that are not run:
-// the entailment-regime tests (the engine does simple entailment), the
-// SERVICE tests (never calls remote endpoints), and expected results that
-// contradict exact term comparison. TestW3C checks that every entailment
-// and SERVICE test is listed and that every line names a real test.
+// the entailment-regime tests (the engine does simple entailment) and the
+// SERVICE tests (never calls remote endpoints). TestW3C checks that every
+// entailment and SERVICE test is listed and that every line names a real
+// test.
 //
 // testdata/known-failures.txt is the ratchet: the tests (W3C IDs, and
 // "conformance/<name>" for our own) that fail today, each with the first

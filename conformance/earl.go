@@ -10,6 +10,9 @@ import (
 	"github.com/wukongd/wukongd/rdf"
 )
 
+// OwnPrefix starts the IDs of our own feature tests ("conformance/optional/…").
+const OwnPrefix = "conformance/"
+
 // SubjectIRI names wukongd in the EARL report.
 const SubjectIRI = "https://github.com/wukongd/wukongd"
 
@@ -63,7 +66,7 @@ func (r SuiteResult) Counts() (pass, fail, skip int) {
 // testIRI is the IRI of a test: the W3C's for W3C tests, ours (under
 // SubjectIRI) for our own.
 func testIRI(id string) string {
-	if rest, ok := strings.CutPrefix(id, ownPrefix); ok {
+	if rest, ok := strings.CutPrefix(id, OwnPrefix); ok {
 		return SubjectIRI + "/conformance#" + rest
 	}
 	return SuiteBase + id

@@ -25,7 +25,7 @@ var (
 
 const (
 	// ownPrefix starts the IDs of our own feature tests.
-	ownPrefix         = "conformance/"
+	ownPrefix         = OwnPrefix
 	knownFailuresFile = "testdata/known-failures.txt"
 	skipFile          = "testdata/skip.txt"
 )
