@@ -71,6 +71,21 @@ bench-peers: build
 bench-doc: build
 	$(BIN) bench report --in var/bench/latest/report.json --doc docs/PERFORMANCE.md
 
+# The hostile-input suite at length (internal/hostile): LUBM-1, 50 MB
+# texts, and 8 concurrent attackers for HOSTILE_ATTACK against the RSS
+# budget (2 GB). `make test` runs its short form.
+HOSTILE_ATTACK ?= 5m
+.PHONY: test-hostile fuzz
+test-hostile:
+	$(GO) test -count=1 -timeout 90m -v ./internal/hostile -args -long -attack $(HOSTILE_ATTACK)
+
+# Parser fuzzing: each target for FUZZTIME (corpus in testdata/fuzz).
+FUZZTIME ?= 2m
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./sparql
+	for t in FuzzNTriples FuzzNQuads FuzzTurtle FuzzTriG FuzzRDFXML; do \
+		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./loader || exit 1; done
+
 # Micro-benchmarks next to the code.
 bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

@@ -52,5 +52,6 @@ func FuzzTriG(f *testing.F) {
 
 func FuzzRDFXML(f *testing.F) {
 	f.Add([]byte(`<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:e="http://e/"><e:T rdf:about="a" e:x="1"><e:p rdf:parseType="Resource"><e:q>v</e:q></e:p><e:l rdf:parseType="Collection"><e:T/></e:l><e:m rdf:parseType="Literal"><b xmlns="http://h/">x</b></e:m></e:T></rdf:RDF>`))
+	f.Add([]byte(`<?xml version="1.0"?><!DOCTYPE rdf:RDF [<!ENTITY a "x&amp;"><!ENTITY b "&a;&a;&a;"><!ENTITY c "&b;&b;"><!ENTITY d SYSTEM "file:///etc/passwd">]><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:e="http://e/"><e:T rdf:about="&c;"><e:p>&b;&c;</e:p></e:T></rdf:RDF>`))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzParse(t, RDFXML, data) })
 }

@@ -2,6 +2,7 @@ package sparql
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -14,6 +15,11 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add("INSERT DATA { <a> <b> 1 } ; DELETE WHERE { ?s ?p ?o } ; CLEAR ALL")
 	f.Add("WITH <g> DELETE { ?s ?p ?o } INSERT { ?s ?p [] } USING <u> WHERE { ?s ?p ?o }")
+	// Near and past the limits: nesting, chains, bad text.
+	f.Add("SELECT * WHERE " + strings.Repeat("{", MaxNesting+1) + strings.Repeat("}", MaxNesting+1))
+	f.Add("SELECT * WHERE { FILTER(" + strings.Repeat("(", 50) + "?x || ?x && ?x + 1 * 2" + strings.Repeat(")", 50) + ") }")
+	f.Add("SELECT * WHERE { ?s <p>/(<q>|^<r>)*/!(<a>|^<b>) [ <c> ( 1 [ <d> 2 ] ) ] OPTIONAL { } MINUS { } BIND(1 AS ?z) }")
+	f.Add("SELECT * WHERE { ?s ?p \"\xff\x00\" }")
 	f.Fuzz(func(t *testing.T, text string) {
 		q, u, err := Parse(text)
 		if err != nil {

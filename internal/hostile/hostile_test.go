@@ -1,0 +1,689 @@
+package hostile
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wukongd/wukongd/internal/shareddata"
+)
+
+var (
+	long     = flag.Bool("long", false, "LUBM-1, the engine probes of the issue and many concurrent attackers (make test-hostile)")
+	attack   = flag.Duration("attack", 2*time.Minute, "with -long: how long the concurrent attackers run")
+	rssLimit = flag.Int64("rss", 0, "RSS budget of the server in MiB (default: 1536, with -long 2048)")
+)
+
+const token = "hostile-token"
+
+// server is a running `wukongd serve` process.
+type server struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	url  string
+	addr string
+	out  *bytes.Buffer
+}
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "wukongd")
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	cmd := exec.Command(goTool, "build", "-o", bin, "../../cmd/wukongd")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	bytes.Buffer
+}
+
+func startServer(t *testing.T, bin string, args ...string) *server {
+	t.Helper()
+	addr := freeAddr(t)
+	out := &syncBuffer{}
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--update-token", token, "--log-level", "error"}, args...)...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{t: t, cmd: cmd, url: "http://" + addr, addr: addr, out: &out.Buffer}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		resp, err := http.Get(s.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server not ready: %v\n%s", err, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// rss returns the server's resident set now and its peak (VmRSS, VmHWM),
+// in MiB.
+func (s *server) rss() (now, peak int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		s.t.Fatalf("server process gone: %v\n%s", err, s.out.String())
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			now = kb >> 10
+		case "VmHWM:":
+			peak = kb >> 10
+		}
+	}
+	return now, peak
+}
+
+// alive checks that the server answers /healthz within 2 s.
+func (s *server) alive() error {
+	c := &http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(s.url + "/healthz")
+	if err != nil {
+		return fmt.Errorf("server does not answer: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("healthz: %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// outcome is what a probe saw.
+type outcome struct {
+	status int
+	body   string
+	err    error
+}
+
+func (s *server) request(method, path string, header map[string]string, body string) outcome {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, s.url+path, rd)
+	if err != nil {
+		return outcome{err: err}
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	c := &http.Client{Timeout: 2 * time.Minute}
+	resp, err := c.Do(req)
+	if err != nil {
+		return outcome{err: err}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	return outcome{status: resp.StatusCode, body: string(b), err: err}
+}
+
+func sparqlPOST(text string) (map[string]string, string) {
+	return map[string]string{"Content-Type": "application/sparql-query"}, text
+}
+
+func query(text string, params ...string) string {
+	v := url.Values{"query": {text}}
+	for i := 0; i+1 < len(params); i += 2 {
+		v.Set(params[i], params[i+1])
+	}
+	return "/sparql?" + v.Encode()
+}
+
+// probe is one attack: run returns what the server answered; want lists
+// the acceptable statuses; bound is the longest it may take.
+type probe struct {
+	name  string
+	run   func(s *server) outcome
+	want  []int
+	bound time.Duration
+	check func(o outcome) error // optional, on the body
+}
+
+func (p probe) try(s *server) error {
+	start := time.Now()
+	o := p.run(s)
+	took := time.Since(start)
+	if o.err != nil {
+		return fmt.Errorf("%s: %v (after %s)", p.name, o.err, took.Round(time.Millisecond))
+	}
+	ok := false
+	for _, w := range p.want {
+		ok = ok || o.status == w
+	}
+	if !ok {
+		return fmt.Errorf("%s: status %d, want %v: %.300s", p.name, o.status, p.want, o.body)
+	}
+	if took > p.bound {
+		return fmt.Errorf("%s: answered %d after %s, over its bound of %s", p.name, o.status, took.Round(time.Millisecond), p.bound)
+	}
+	if p.check != nil {
+		if err := p.check(o); err != nil {
+			return fmt.Errorf("%s: %v", p.name, err)
+		}
+	}
+	return nil
+}
+
+func bodyAtMost(n int) func(outcome) error {
+	return func(o outcome) error {
+		if len(o.body) > n {
+			return fmt.Errorf("error body of %d bytes echoes the input (at most %d)", len(o.body), n)
+		}
+		return nil
+	}
+}
+
+func mentions(s string) func(outcome) error {
+	return func(o outcome) error {
+		if !strings.Contains(o.body, s) {
+			return fmt.Errorf("body does not mention %q: %.300s", s, o.body)
+		}
+		return nil
+	}
+}
+
+// timeout is the --timeout the server runs with; probes that run into it
+// must answer within a second of it (plus the machine's noise).
+const timeout = 3 * time.Second
+
+// slack is what a probe may take beyond its deadline on a loaded shared
+// machine.
+const slack = 2 * time.Second
+
+func billionLaughs() string {
+	var dtd strings.Builder
+	dtd.WriteString(`<!ENTITY lol0 "lol">`)
+	for i := 1; i <= 10; i++ {
+		fmt.Fprintf(&dtd, `<!ENTITY lol%d "%s">`, i, strings.Repeat(fmt.Sprintf("&lol%d;", i-1), 10))
+	}
+	return `<?xml version="1.0"?><!DOCTYPE rdf:RDF [` + dtd.String() + `]>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://example.org/">
+<rdf:Description rdf:about="http://example.org/a"><ex:p>&lol10;</ex:p></rdf:Description></rdf:RDF>`
+}
+
+// parserProbes attack the parsers and the error paths: all are 4xx, fast.
+func parserProbes() []probe {
+	rep := strings.Repeat
+	quick := timeout + slack
+	auth := map[string]string{"Authorization": "Bearer " + token}
+	withCT := func(ct string) map[string]string { return map[string]string{"Authorization": "Bearer " + token, "Content-Type": ct} }
+	return []probe{
+		{name: "braces ×300k POST", want: []int{400}, bound: quick, check: mentions(`"line":1`), run: func(s *server) outcome {
+			h, b := sparqlPOST("SELECT * WHERE " + rep("{", 300_000) + rep("}", 300_000))
+			return s.request("POST", "/sparql", h, b)
+		}},
+		{name: "braces ×100k GET", want: []int{400}, bound: quick, check: mentions(`"col"`), run: func(s *server) outcome {
+			return s.request("GET", query("SELECT * WHERE "+rep("{", 100_000)+rep("}", 100_000)), nil, "")
+		}},
+		{name: "parens ×300k form", want: []int{400}, bound: quick, run: func(s *server) outcome {
+			v := url.Values{"query": {"SELECT * WHERE { FILTER" + rep("(", 300_000) + "1" + rep(")", 300_000) + "}"}}
+			return s.request("POST", "/sparql", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, v.Encode())
+		}},
+		{name: "brackets ×300k update", want: []int{400}, bound: quick, run: func(s *server) outcome {
+			return s.request("POST", "/update", withCT("application/sparql-update"), "INSERT DATA { <a> <b> "+rep("[ <p> ", 300_000)+"1"+rep("]", 300_000)+" }")
+		}},
+		{name: "|| chain ×200k", want: []int{400, 504}, bound: timeout + slack, run: func(s *server) outcome {
+			h, b := sparqlPOST("SELECT * WHERE { FILTER(" + rep("?x || ", 200_000) + "?x) }")
+			return s.request("POST", "/sparql", h, b)
+		}},
+		{name: "OPTIONAL chain ×100k", want: []int{400, 504}, bound: timeout + slack, run: func(s *server) outcome {
+			h, b := sparqlPOST("SELECT * WHERE { " + rep("OPTIONAL { ?a ?b ?c } ", 100_000) + "}")
+			return s.request("POST", "/sparql", h, b)
+		}},
+		{name: "invalid UTF-8 query", want: []int{400}, bound: quick, check: mentions("UTF-8"), run: func(s *server) outcome {
+			h, b := sparqlPOST("SELECT * WHERE { ?s ?p \"\xff\xfe\" }")
+			return s.request("POST", "/sparql", h, b)
+		}},
+		{name: "NUL in a GET query", want: []int{400}, bound: quick, check: mentions("NUL"), run: func(s *server) outcome {
+			return s.request("GET", query("SELECT * WHERE { ?s ?p \"a\x00b\" }"), nil, "")
+		}},
+		{name: "invalid UTF-8 update", want: []int{400}, bound: quick, run: func(s *server) outcome {
+			return s.request("POST", "/update", withCT("application/sparql-update"), "INSERT DATA { <a> <b> \"\xc3\" }")
+		}},
+		{name: "invalid UTF-8 graph store PUT", want: []int{400}, bound: quick, run: func(s *server) outcome {
+			return s.request("PUT", "/store?graph=http://example.org/g", withCT("text/turtle"), "<a> <b> \"\xc3\" .")
+		}},
+		{name: "Accept of 850 KB", want: []int{406}, bound: quick, check: bodyAtMost(2048), run: func(s *server) outcome {
+			return s.request("GET", query("ASK {}"), map[string]string{"Accept": rep("text/x-nothing-", 57_000)}, "")
+		}},
+		{name: "timeout parameter of 200 KB", want: []int{400}, bound: quick, check: bodyAtMost(2048), run: func(s *server) outcome {
+			return s.request("GET", query("ASK {}", "timeout", rep("9x", 100_000)), nil, "")
+		}},
+		{name: "syntax error in a 10 MB string", want: []int{400}, bound: timeout + slack, check: bodyAtMost(4096), run: func(s *server) outcome {
+			h, b := sparqlPOST("SELECT * WHERE { ?s ?p \"" + rep("x", 10<<20) + "\" . . }")
+			return s.request("POST", "/sparql", h, b)
+		}},
+		{name: "billion laughs PUT", want: []int{400}, bound: quick, check: mentions("expand"), run: func(s *server) outcome {
+			return s.request("PUT", "/store?graph=http://example.org/lol", withCT("application/rdf+xml"), billionLaughs())
+		}},
+		{name: "billion laughs without the token", want: []int{401}, bound: quick, run: func(s *server) outcome {
+			return s.request("PUT", "/store?graph=http://example.org/lol", map[string]string{"Content-Type": "application/rdf+xml"}, billionLaughs())
+		}},
+		{name: "Turtle nested ×300k", want: []int{400}, bound: quick, run: func(s *server) outcome {
+			return s.request("POST", "/store?default", withCT("text/turtle"), "<s> <p> "+rep("( ", 300_000)+rep(") ", 300_000)+".")
+		}},
+		{name: "RDF/XML nested ×200k", want: []int{400}, bound: quick, run: func(s *server) outcome {
+			doc := `<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://example.org/">` +
+				rep(`<rdf:Description><ex:p>`, 200_000) + rep(`</ex:p></rdf:Description>`, 200_000) + `</rdf:RDF>`
+			return s.request("POST", "/store?default", withCT("application/rdf+xml"), doc)
+		}},
+		{name: "body over --max-body", want: []int{413}, bound: quick, run: func(s *server) outcome {
+			h, b := sparqlPOST("ASK {} #" + rep("x", 65<<20))
+			return s.request("POST", "/sparql", h, b)
+		}},
+		{name: "cancel without an id", want: []int{400}, bound: quick, run: func(s *server) outcome {
+			return s.request("POST", "/api/cancel?id=", auth, "")
+		}},
+	}
+}
+
+// sizeProbes send dense, large but valid text.
+func sizeProbes(mb, invalid int) []probe {
+	values := func() string {
+		var b strings.Builder
+		b.WriteString("SELECT (COUNT(*) AS ?n) WHERE { VALUES ?x { ")
+		for i := 0; b.Len() < mb<<20; i++ {
+			fmt.Fprintf(&b, "%d ", i)
+		}
+		b.WriteString("} }")
+		return b.String()
+	}
+	insert := func() string {
+		var b strings.Builder
+		b.WriteString("INSERT DATA { GRAPH <http://example.org/big> { ")
+		for i := 0; b.Len() < mb<<20; i++ {
+			fmt.Fprintf(&b, "<http://example.org/s%d> <http://example.org/p> %d . ", i, i)
+		}
+		b.WriteString("} }")
+		return b.String()
+	}
+	return []probe{
+		{name: fmt.Sprintf("VALUES of %d MB", mb), want: []int{200, 504}, bound: timeout + slack, run: func(s *server) outcome {
+			h, b := sparqlPOST(values())
+			return s.request("POST", "/sparql", h, b)
+		}},
+		{name: fmt.Sprintf("INSERT DATA of %d MB", mb), want: []int{204, 504}, bound: timeout + slack, run: func(s *server) outcome {
+			return s.request("POST", "/update", map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/sparql-update"}, insert())
+		}},
+		{name: fmt.Sprintf("%d distinct invalid 1 MB queries", invalid), want: []int{400, 504}, bound: time.Duration(invalid) * (timeout + slack), run: func(s *server) outcome {
+			var o outcome
+			for i := 0; i < invalid; i++ {
+				h, b := sparqlPOST(fmt.Sprintf("SELECT * WHERE { VALUES ?x { %s } ?s ?p #%d\n }", strings.Repeat("1 ", 1<<19), i))
+				if o = s.request("POST", "/sparql", h, b); o.status != 400 && o.status != 504 {
+					return o
+				}
+			}
+			return o
+		}},
+	}
+}
+
+func (s *server) checkRSS(t *testing.T, limit int64, after string) {
+	t.Helper()
+	now, peak := s.rss()
+	if peak > limit {
+		t.Errorf("after %s: the server's peak RSS is %d MiB, over the budget of %d MiB (now %d MiB)", after, peak, limit, now)
+	}
+}
+
+func budget() int64 {
+	if *rssLimit > 0 {
+		return *rssLimit
+	}
+	if *long {
+		return 2048
+	}
+	return 1536
+}
+
+// TestProbes runs every probe once, in turn, each followed by the
+// liveness and RSS checks.
+func TestProbes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads the server's RSS from /proc")
+	}
+	bin := buildBinary(t)
+	s := startServer(t, bin, serverArgs(t, bin)...)
+	probes := append(parserProbes(), sizeProbes(sizeMB())...)
+	for _, p := range probes {
+		if err := p.try(s); err != nil {
+			t.Error(err)
+		}
+		if err := s.alive(); err != nil {
+			t.Fatalf("after %s: %v\n%s", p.name, err, s.out.String())
+		}
+		s.checkRSS(t, budget(), p.name)
+	}
+	t.Run("clients that never read", func(t *testing.T) { neverRead(t, s) })
+	t.Run("bodies that dribble", func(t *testing.T) { dribble(t, s) })
+	t.Run("cancel is the owner's", func(t *testing.T) { cancelOwner(t, s) })
+	if err := s.alive(); err != nil {
+		t.Fatalf("%v\n%s", err, s.out.String())
+	}
+	now, peak := s.rss()
+	t.Logf("server RSS now %d MiB, peak %d MiB (budget %d MiB)", now, peak, budget())
+	s.checkRSS(t, budget(), "all probes")
+}
+
+// sizeMB returns the size of the dense-text probes and how many distinct
+// invalid 1 MB queries to send (few in CI: the parse of dense text is the
+// slow part of the suite).
+func sizeMB() (mb, invalid int) {
+	if *long {
+		return 50, 60
+	}
+	return 2, 4
+}
+
+// serverArgs are the flags of the server under attack: short timeouts so
+// that the probes finish in seconds.
+func serverArgs(t *testing.T, bin string) []string {
+	args := []string{"--timeout", timeout.String(), "--write-timeout", "2s", "--read-timeout", "3s", "--max-concurrent", "8"}
+	if *long {
+		dir := t.TempDir()
+		src := shareddata.Path("datasets", "lubm", "lubm1.nt.gz")
+		if _, err := os.Stat(src); err != nil {
+			t.Skipf("LUBM-1 not present: %v", err)
+		}
+		if out, err := exec.Command(bin, "load", "--out", dir, src).CombinedOutput(); err != nil {
+			t.Fatalf("load LUBM-1: %v\n%s", err, out)
+		}
+		args = append(args, "--data", dir)
+	}
+	return args
+}
+
+// dialFrom connects to the server from a local address of 127.0.0.0/8
+// (another "client host"), with a small receive buffer.
+func dialFrom(t *testing.T, s *server, host string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(host)}}
+	c, err := d.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(4096)
+	}
+	return c
+}
+
+// bigResult is a query with a large answer on any dataset the suite
+// serves, written to the connection raw.
+func rawGET(path string, header ...string) string {
+	return "GET " + path + " HTTP/1.1\r\nHost: x\r\n" + strings.Join(header, "") + "\r\n"
+}
+
+const everything = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"
+
+// neverRead: 16 clients (twice the query cap) ask for everything and
+// never read; once the write timeout has cut them, other queries answer.
+func neverRead(t *testing.T, s *server) {
+	var conns []net.Conn
+	for i := 0; i < 16; i++ {
+		c := dialFrom(t, s, "127.0.0.1")
+		defer c.Close()
+		if _, err := io.WriteString(c, rawGET(query(everything, "timeout", "300"), "Accept: application/n-triples\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	// First the clients hold every slot (else the probe tests nothing)…
+	saturated := time.Now().Add(10 * time.Second)
+	for {
+		o := s.request("GET", query("ASK {}"), nil, "")
+		if o.err == nil && o.status == 429 {
+			break
+		}
+		if time.Now().After(saturated) {
+			t.Fatalf("16 clients that never read did not take the 8 slots (last: %d %v)", o.status, o.err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// … then the write timeout (2 s) cuts them, with the connections still
+	// open, and queries answer again.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		o := s.request("GET", query("ASK {}"), nil, "")
+		if o.err == nil && o.status == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queries still refused while clients do not read: %d %v", o.status, o.err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.checkRSS(t, budget(), "clients that never read")
+}
+
+// dribble: 64 connections send a body one byte a second, and 8 authorized
+// uploads dribble too (holding update slots): the server cuts them at its
+// read timeout, and queries answer all along.
+func dribble(t *testing.T, s *server) {
+	var wg sync.WaitGroup
+	cut := make(chan time.Duration, 128)
+	for i := 0; i < 72; i++ {
+		c := dialFrom(t, s, "127.0.0.1")
+		defer c.Close()
+		head := "POST /sparql HTTP/1.1\r\nHost: x\r\nContent-Type: application/sparql-query\r\nContent-Length: 100000\r\n\r\n"
+		if i >= 64 {
+			head = "PUT /store?graph=http://example.org/d HTTP/1.1\r\nHost: x\r\nContent-Type: text/turtle\r\nAuthorization: Bearer " + token + "\r\nContent-Length: 100000\r\n\r\n"
+		}
+		if _, err := io.WriteString(c, head); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func(c net.Conn) {
+			defer wg.Done()
+			start := time.Now()
+			go func() {
+				for i := 0; i < 60; i++ {
+					if _, err := c.Write([]byte("#")); err != nil {
+						return
+					}
+					time.Sleep(time.Second)
+				}
+			}()
+			_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			_, _ = io.Copy(io.Discard, c) // until the server answers (408) and closes
+			cut <- time.Since(start)
+		}(c)
+	}
+	for i := 0; i < 5; i++ {
+		if o := s.request("GET", query("ASK {}"), nil, ""); o.err != nil || o.status != 200 {
+			t.Errorf("query while bodies dribble: %d %v", o.status, o.err)
+		}
+		if o := s.request("POST", "/update", map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/sparql-update"},
+			"INSERT DATA { <http://example.org/x> <http://example.org/y> 1 }"); o.err != nil || o.status != 204 {
+			t.Errorf("update while uploads dribble: %d %v %.200s", o.status, o.err, o.body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	wg.Wait()
+	close(cut)
+	for d := range cut {
+		if d > 3*time.Second+slack {
+			t.Errorf("a dribbling connection was cut after %s (read timeout 3s)", d.Round(time.Millisecond))
+			break
+		}
+	}
+}
+
+// cancelOwner: a query of client host 127.0.0.2 cannot be cancelled from
+// 127.0.0.1, nor its id reused there while it runs; its own host and the
+// update token can cancel it.
+func cancelOwner(t *testing.T, s *server) {
+	start := func(id string) net.Conn {
+		c := dialFrom(t, s, "127.0.0.2")
+		if _, err := io.WriteString(c, rawGET(query(everything, "timeout", "60"), "Accept: application/n-triples\r\n", "X-Query-Id: "+id+"\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		// Read slowly: the query stays running, making progress.
+		go func() {
+			buf := make([]byte, 64)
+			for {
+				if _, err := c.Read(buf); err != nil {
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+		time.Sleep(300 * time.Millisecond)
+		return c
+	}
+	cancelFrom := func(host string, id string, header string) int {
+		c := dialFrom(t, s, host)
+		defer c.Close()
+		if _, err := io.WriteString(c, "POST /api/cancel?id="+id+" HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"+header+"\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	c := start("victim-1")
+	defer c.Close()
+	if code := cancelFrom("127.0.0.1", "victim-1", ""); code != 404 {
+		t.Errorf("another host cancelled the query: %d", code)
+	}
+	if code := cancelFrom("127.0.0.2", "victim-1", ""); code != 200 {
+		t.Errorf("the owner's host could not cancel: %d", code)
+	}
+	c2 := start("victim-2")
+	defer c2.Close()
+	if code := cancelFrom("127.0.0.1", "victim-2", "Authorization: Bearer "+token+"\r\n"); code != 200 {
+		t.Errorf("the token could not cancel: %d", code)
+	}
+}
+
+// TestAttackers (with -long): many concurrent attackers run the probes
+// and the engine probes of the issue for -attack, while a reader checks
+// that ASK {} keeps answering; the server stays within its RSS budget and
+// alive throughout.
+func TestAttackers(t *testing.T) {
+	if !*long {
+		t.Skip("with -long (make test-hostile)")
+	}
+	bin := buildBinary(t)
+	s := startServer(t, bin, serverArgs(t, bin)...)
+	probes := append(append(parserProbes(), sizeProbes(8, 4)...), engineProbes()...)
+	ctx, stop := context.WithTimeout(context.Background(), *attack)
+	defer stop()
+	var mu sync.Mutex
+	var failures []string
+	counts := map[string]int{}
+	var wg sync.WaitGroup
+	for a := 0; a < 8; a++ {
+		wg.Add(1)
+		go func(a int) {
+			defer wg.Done()
+			for i := a; ctx.Err() == nil; i++ {
+				p := probes[i%len(probes)]
+				p.want = append(p.want, 429) // 8 attackers share the caps
+				err := p.try(s)
+				mu.Lock()
+				counts[p.name]++
+				if err != nil && len(failures) < 50 {
+					failures = append(failures, err.Error())
+				}
+				mu.Unlock()
+			}
+		}(a)
+	}
+	var slow []time.Duration
+	for ctx.Err() == nil {
+		start := time.Now()
+		o := s.request("GET", query("ASK {}"), nil, "")
+		if o.err != nil || (o.status != 200 && o.status != 429) {
+			t.Errorf("reader: %d %v", o.status, o.err)
+		}
+		slow = append(slow, time.Since(start))
+		if err := s.alive(); err != nil {
+			t.Fatalf("%v\n%s", err, s.out.String())
+		}
+		s.checkRSS(t, budget(), "attack")
+		time.Sleep(200 * time.Millisecond)
+	}
+	wg.Wait()
+	for _, f := range failures {
+		t.Error(f)
+	}
+	now, peak := s.rss()
+	var worst time.Duration
+	for _, d := range slow {
+		worst = max(worst, d)
+	}
+	t.Logf("%d probe kinds run %v; reader's worst ASK {} %s; RSS now %d MiB, peak %d MiB (budget %d MiB)", len(counts), counts, worst, now, peak, budget())
+}
+
+// engineProbes are the expensive queries of the issue: each must end (its
+// answer, 504, or the memory budget's error) within a second or two of its
+// deadline.
+func engineProbes() []probe {
+	bound := timeout + slack
+	return []probe{
+		{name: "REPLACE chain", want: []int{200, 504, 507, 413}, bound: bound, run: func(s *server) outcome {
+			return s.request("GET", query(`SELECT ?x4 WHERE { ?s ?p ?x0 BIND(REPLACE(STR(?x0),"a",STR(?x0)) AS ?x1) BIND(REPLACE(?x1,"a",?x1) AS ?x2) BIND(REPLACE(?x2,"a",?x2) AS ?x3) BIND(REPLACE(?x3,"a",?x3) AS ?x4) }`), nil, "")
+		}},
+		{name: "per-row REGEX", want: []int{200, 504, 507, 413}, bound: bound, run: func(s *server) outcome {
+			return s.request("GET", query(`SELECT ?s WHERE { ?s ?p ?o FILTER(REGEX(STR(?o), CONCAT("(", STR(?s), ")*x"))) }`), nil, "")
+		}},
+		{name: "CONCAT doubling", want: []int{200, 504, 507, 413}, bound: time.Second + slack, run: func(s *server) outcome {
+			q := `SELECT ?x8 WHERE { ?s ?p ?o BIND(CONCAT(STR(?o),STR(?o)) AS ?x1) BIND(CONCAT(?x1,?x1) AS ?x2) BIND(CONCAT(?x2,?x2) AS ?x3) BIND(CONCAT(?x3,?x3) AS ?x4) BIND(CONCAT(?x4,?x4) AS ?x5) BIND(CONCAT(?x5,?x5) AS ?x6) BIND(CONCAT(?x6,?x6) AS ?x7) BIND(CONCAT(?x7,?x7) AS ?x8) }`
+			return s.request("GET", query(q, "timeout", "1"), nil, "")
+		}},
+		{name: "cross product LIMIT 10", want: []int{200, 504, 507}, bound: bound, run: func(s *server) outcome {
+			return s.request("GET", query(`SELECT * { ?a ?b ?c . ?d ?e ?f } LIMIT 10`), nil, "")
+		}},
+		{name: "ASK everything", want: []int{200}, bound: bound, run: func(s *server) outcome {
+			return s.request("GET", query(`ASK { ?s ?p ?o }`), nil, "")
+		}},
+	}
+}
