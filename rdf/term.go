@@ -123,7 +123,8 @@ func AppendNTriples(dst []byte, t Term) []byte {
 }
 
 // AppendEscapedString appends s escaped for the inside of an N-Triples
-// string literal ("\"", "\\", "\n", "\r" escaped; other characters as UTF-8).
+// string literal ("\"", "\\", "\n", "\r" escaped, NUL as \u0000 — SPARQL text
+// and most tools refuse a raw NUL; other characters as UTF-8).
 func AppendEscapedString[S string | []byte](dst []byte, s S) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -136,6 +137,8 @@ func AppendEscapedString[S string | []byte](dst []byte, s S) []byte {
 			dst = append(dst, '\\', 'n')
 		case '\r':
 			dst = append(dst, '\\', 'r')
+		case 0:
+			dst = append(dst, `\u0000`...)
 		default:
 			dst = append(dst, c)
 		}
