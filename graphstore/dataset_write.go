@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/wukongd/wukongd/rdf"
@@ -800,6 +799,16 @@ func (sd *statsDelta) vertex(st *Store, v ID, sign int64) {
 
 func addU(x uint64, d int64) uint64 { return uint64(int64(x) + d) }
 
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[ID]V) []ID {
+	r := make([]ID, 0, len(m))
+	for k := range m {
+		r = append(r, k)
+	}
+	slices.Sort(r)
+	return r
+}
+
 // apply returns old's statistics with the change (old is not modified).
 // Entries that drop to zero are removed, so the result equals what a
 // build of the same triples collects.
@@ -813,63 +822,57 @@ func (sd *statsDelta) apply(old *Stats, terms uint64, shards int) *Stats {
 	for o, n := range sd.shards {
 		st.ShardTriples[o] = addU(st.ShardTriples[o], n)
 	}
-	preds := map[ID]PredicateStats{}
-	for _, p := range old.Predicates {
-		preds[p.Pred] = p
-	}
-	for p, x := range sd.preds {
-		ps := preds[p]
-		ps.Pred = p
+	// Copies of the sorted slices, touched entries updated in place or
+	// inserted, zeros dropped: the cost is the slices' copy, not a map.
+	st.Predicates = slices.Clone(old.Predicates)
+	for _, p := range sortedKeys(sd.preds) {
+		x := sd.preds[p]
+		i, ok := slices.BinarySearchFunc(st.Predicates, p, func(a PredicateStats, p ID) int { return cmp.Compare(a.Pred, p) })
+		if !ok {
+			st.Predicates = slices.Insert(st.Predicates, i, PredicateStats{Pred: p})
+		}
+		ps := &st.Predicates[i]
 		ps.Triples, ps.Subjects, ps.Objects = addU(ps.Triples, x[0]), addU(ps.Subjects, x[1]), addU(ps.Objects, x[2])
-		preds[p] = ps
 	}
-	classes := map[ID]uint64{}
-	for _, c := range old.Classes {
-		classes[c.Class] = c.Instances
-	}
-	for c, n := range sd.classes {
-		classes[c] = addU(classes[c], n)
-	}
-	for c, n := range classes {
-		if n != 0 {
-			st.Classes = append(st.Classes, ClassStats{Class: c, Instances: n})
+	st.Classes = slices.Clone(old.Classes)
+	for _, c := range sortedKeys(sd.classes) {
+		i, ok := slices.BinarySearchFunc(st.Classes, c, func(a ClassStats, c ID) int { return cmp.Compare(a.Class, c) })
+		if !ok {
+			st.Classes = slices.Insert(st.Classes, i, ClassStats{Class: c})
 		}
+		st.Classes[i].Instances = addU(st.Classes[i].Instances, sd.classes[c])
 	}
-	sort.Slice(st.Classes, func(i, j int) bool { return st.Classes[i].Class < st.Classes[j].Class })
-	if ps, ok := preds[TypeID]; ok {
-		ps.Objects = uint64(len(st.Classes))
-		preds[TypeID] = ps
+	st.Classes = slices.DeleteFunc(st.Classes, func(c ClassStats) bool { return c.Instances == 0 })
+	if i, ok := slices.BinarySearchFunc(st.Predicates, TypeID, func(a PredicateStats, p ID) int { return cmp.Compare(a.Pred, p) }); ok {
+		st.Predicates[i].Objects = uint64(len(st.Classes))
 	}
-	for _, ps := range preds {
-		if ps.Triples != 0 || ps.Subjects != 0 || ps.Objects != 0 {
-			st.Predicates = append(st.Predicates, ps)
+	st.Predicates = slices.DeleteFunc(st.Predicates, func(p PredicateStats) bool { return p.Triples == 0 && p.Subjects == 0 && p.Objects == 0 })
+	st.ClassPredicates = slices.Clone(old.ClassPredicates)
+	cpCmp := func(a ClassPredicateStats, k cpKey) int {
+		if c := cmp.Compare(a.Class, k.c); c != 0 {
+			return c
 		}
-	}
-	sort.Slice(st.Predicates, func(i, j int) bool { return st.Predicates[i].Pred < st.Predicates[j].Pred })
-	cps := map[cpKey]ClassPredicateStats{}
-	for _, x := range old.ClassPredicates {
-		cps[cpKey{x.Class, x.Pred, x.Dir}] = x
-	}
-	for k, x := range sd.cp {
-		c := cps[k]
-		c.Class, c.Pred, c.Dir = k.c, k.p, k.d
-		c.Vertices, c.Edges = addU(c.Vertices, x[0]), addU(c.Edges, x[1])
-		cps[k] = c
-	}
-	for _, x := range cps {
-		if x.Vertices != 0 || x.Edges != 0 {
-			st.ClassPredicates = append(st.ClassPredicates, x)
+		if c := cmp.Compare(a.Pred, k.p); c != 0 {
+			return c
 		}
+		return cmp.Compare(a.Dir, k.d)
 	}
-	sort.Slice(st.ClassPredicates, func(i, j int) bool {
-		a, b := st.ClassPredicates[i], st.ClassPredicates[j]
-		if a.Class != b.Class {
-			return a.Class < b.Class
-		}
-		if a.Pred != b.Pred {
-			return a.Pred < b.Pred
-		}
-		return a.Dir < b.Dir
+	keys := make([]cpKey, 0, len(sd.cp))
+	for k := range sd.cp {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b cpKey) int {
+		return cpCmp(ClassPredicateStats{Class: a.c, Pred: a.p, Dir: a.d}, b)
 	})
+	for _, k := range keys {
+		x := sd.cp[k]
+		i, ok := slices.BinarySearchFunc(st.ClassPredicates, k, cpCmp)
+		if !ok {
+			st.ClassPredicates = slices.Insert(st.ClassPredicates, i, ClassPredicateStats{Class: k.c, Pred: k.p, Dir: k.d})
+		}
+		c := &st.ClassPredicates[i]
+		c.Vertices, c.Edges = addU(c.Vertices, x[0]), addU(c.Edges, x[1])
+	}
+	st.ClassPredicates = slices.DeleteFunc(st.ClassPredicates, func(x ClassPredicateStats) bool { return x.Vertices == 0 && x.Edges == 0 })
 	return st
 }

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wukongd/wukongd/bench"
+	"github.com/wukongd/wukongd/client"
+)
+
+func init() {
+	register(&command{name: "bench-writes", summary: "measure writes against a running server (one-triple INSERT latency, concurrent writers, Graph Store POST)", run: runBenchWrites})
+}
+
+func runBenchWrites(args []string) error {
+	fs := newFlagSet("bench-writes", "--url URL --token T [flags]", `
+Drives a running wukongd serve (with --update-token) over HTTP and prints
+what its writes cost:
+
+  single     --n one-triple INSERT DATA requests one after another: p50, p99
+  writers    --writers clients each sending one-triple INSERT DATA for
+             --duration: update requests per second, p50 and p99
+  delete     inserts --delete-n triples of one fresh predicate, then times a
+             DELETE WHERE removing them all
+  post       POSTs --file (N-Triples, optionally .gz, streamed) to the Graph
+             Store endpoint's default graph: triples per second
+
+--mode picks which (comma-separated; default single,writers,delete).`)
+	url := fs.String("url", "http://127.0.0.1:8080", "server base URL")
+	token := fs.String("token", "", "update token (required)")
+	modes := fs.String("mode", "single,writers,delete", "single, writers, delete, post (comma-separated)")
+	n := fs.Int("n", 2000, "requests of the single mode")
+	writers := fs.Int("writers", 16, "concurrent writers of the writers mode")
+	dur := fs.Duration("duration", 10*time.Second, "length of the writers mode")
+	deleteN := fs.Int("delete-n", 100000, "triples the delete mode removes")
+	file := fs.String("file", "", "N-Triples file for the post mode (.gz allowed)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *token == "" {
+		return fmt.Errorf("bench-writes: --token is required")
+	}
+	base := strings.TrimSuffix(*url, "/")
+	ep := bench.NewEndpoint(base+"/sparql", *writers+2)
+	defer ep.Close()
+	c := client.New(base + "/sparql")
+	c.Token = *token
+	c.HTTPClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *writers + 2}}
+	ctx := context.Background()
+	fmt.Printf("bench-writes %s, load %s\n", base, bench.ReadLoadAvg())
+	run := fmt.Sprintf("%d", time.Now().UnixNano())
+	var seq atomic.Int64
+	insert := func() (time.Duration, error) {
+		i := seq.Add(1)
+		q := fmt.Sprintf(`INSERT DATA { <http://bench.example/%s/s%d> <http://bench.example/p> "v%d" }`, run, i, i)
+		t := time.Now()
+		err := c.Update(ctx, q)
+		return time.Since(t), err
+	}
+	for _, m := range strings.Split(*modes, ",") {
+		switch strings.TrimSpace(m) {
+		case "single":
+			var lat []float64
+			for i := 0; i < *n; i++ {
+				d, err := insert()
+				if err != nil {
+					return err
+				}
+				lat = append(lat, float64(d)/1e6)
+			}
+			slices.Sort(lat)
+			fmt.Printf("single: %d one-triple INSERT DATA: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", len(lat),
+				bench.Percentile(lat, 50), bench.Percentile(lat, 99), lat[len(lat)-1])
+		case "writers":
+			var mu sync.Mutex
+			var lat []float64
+			var errs atomic.Int64
+			stop := time.Now().Add(*dur)
+			var wg sync.WaitGroup
+			start := time.Now()
+			for w := 0; w < *writers; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var mine []float64
+					for time.Now().Before(stop) {
+						d, err := insert()
+						if err != nil {
+							errs.Add(1)
+							continue
+						}
+						mine = append(mine, float64(d)/1e6)
+					}
+					mu.Lock()
+					lat = append(lat, mine...)
+					mu.Unlock()
+				}()
+			}
+			wg.Wait()
+			el := time.Since(start).Seconds()
+			slices.Sort(lat)
+			fmt.Printf("writers: %d writers, %d updates in %.1f s: %.0f updates/s, p50 %.3f ms, p99 %.3f ms, %d errors\n",
+				*writers, len(lat), el, float64(len(lat))/el, bench.Percentile(lat, 50), bench.Percentile(lat, 99), errs.Load())
+		case "delete":
+			p := fmt.Sprintf("http://bench.example/%s/del", run)
+			var b strings.Builder
+			for i := 0; i < *deleteN; i++ {
+				fmt.Fprintf(&b, "<http://bench.example/%s/d%d> <%s> \"%d\" .\n", run, i, p, i)
+			}
+			if err := postNT(ctx, base, *token, strings.NewReader(b.String())); err != nil {
+				return err
+			}
+			t := time.Now()
+			if err := c.Update(ctx, fmt.Sprintf("DELETE WHERE { ?s <%s> ?o }", p)); err != nil {
+				return err
+			}
+			d := time.Since(t)
+			cnt, err := ep.Select(ctx, fmt.Sprintf("SELECT ?s WHERE { ?s <%s> ?o } LIMIT 1", p))
+			if err != nil {
+				return err
+			}
+			fmt.Printf("delete: DELETE WHERE of %d triples: %.1f ms (%.0f triples/s), %d left\n", *deleteN, float64(d)/1e6, float64(*deleteN)/d.Seconds(), cnt)
+		case "post":
+			if *file == "" {
+				return fmt.Errorf("bench-writes: the post mode needs --file")
+			}
+			f, err := os.Open(*file)
+			if err != nil {
+				return err
+			}
+			var r io.Reader = f
+			if strings.HasSuffix(*file, ".gz") {
+				if r, err = gzip.NewReader(f); err != nil {
+					f.Close()
+					return err
+				}
+			}
+			cr := &countingReader{r: r}
+			t := time.Now()
+			err = postNT(ctx, base, *token, cr)
+			f.Close()
+			if err != nil {
+				return err
+			}
+			d := time.Since(t)
+			fmt.Printf("post: %s (%d bytes) in %.2f s: %.1f MB/s\n", *file, cr.n, d.Seconds(), float64(cr.n)/1e6/d.Seconds())
+		default:
+			return fmt.Errorf("bench-writes: unknown mode %q", m)
+		}
+	}
+	return nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// postNT POSTs N-Triples to the Graph Store endpoint's default graph.
+func postNT(ctx context.Context, base, token string, body io.Reader) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/store?default", body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/n-triples")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("POST /store: %s: %s", resp.Status, msg)
+	}
+	return nil
+}
