@@ -20,6 +20,7 @@ const LogDir = graphstore.KeptDir
 // is on its way to disk. Guarded by writeMu.
 type pendingWrite struct {
 	g       *generation
+	changes []graphstore.GraphChange // what made it (a compaction replays them)
 	commit  *wal.Commit
 	settled bool  // published or dropped
 	err     error // why it was dropped
@@ -41,6 +42,7 @@ func (p *pendingWrite) settle(err error) {
 // dataset it makes.
 func (s *Service) change(ctx context.Context, edit func(g *generation) (*graphstore.Dataset, []graphstore.GraphChange, error)) error {
 	s.writeMu.Lock()
+	s.waitCompactionSwitch()
 	if err := s.writable(); err != nil {
 		s.writeMu.Unlock()
 		return err
@@ -62,6 +64,7 @@ func (s *Service) change(ctx context.Context, edit func(g *generation) (*graphst
 		s.writeMu.Unlock()
 		return fmt.Errorf("BUG: a write on version %d made version %d", want-1, v)
 	}
+	s.noteChange(ds.Version(), changes)
 	if s.log == nil {
 		defer s.writeMu.Unlock()
 		return s.publish(ds)
@@ -78,7 +81,7 @@ func (s *Service) change(ctx context.Context, edit func(g *generation) (*graphst
 		s.writeMu.Unlock()
 		return err
 	}
-	p := &pendingWrite{g: g, commit: s.log.Append(g.version(), payload)}
+	p := &pendingWrite{g: g, changes: changes, commit: s.log.Append(g.version(), payload)}
 	s.pending = append(s.pending, p)
 	s.tip = g
 	s.writeMu.Unlock()
@@ -151,6 +154,7 @@ func (s *Service) dropFailed() {
 	if i > 0 {
 		s.tip = s.pending[i-1].g
 	}
+	s.forgetAfter(s.tip.version())
 }
 
 // recoveryProgress is how far the replay of the log is.
@@ -180,7 +184,7 @@ func OpenDurable(dir string, opts Options) (*Service, error) {
 		log.Close()
 		return nil, err
 	}
-	s.log = log
+	s.log, s.dataDir = log, dir
 	p := &recoveryProgress{}
 	if rec, v := log.Recovery(), s.cur.Load().version(); rec.Last > v {
 		p.total.Store(rec.Last - v)

@@ -47,6 +47,13 @@ type Options struct {
 	// cluster runs an engine over its own shards; package cluster). It
 	// serves datasets without named graphs only.
 	NewEngine func(st *graphstore.Store, cfg exec.Config) (*exec.Engine, error)
+	// CompactDeltaBytes is the size of the write delta from which a
+	// background compaction starts (0: DefaultCompactDeltaBytes; < 0:
+	// only on demand, Compact).
+	CompactDeltaBytes int64
+	// OnCompacted, if set, is called with the version a compaction wrote
+	// (after its snapshot is durable, before the switch).
+	OnCompacted func(version uint64)
 	// LoadMaxBytes caps the document a LOAD fetches (default
 	// DefaultLoadMaxBytes); LoadTimeout bounds the fetch (default
 	// DefaultLoadTimeout). LoadTransport, if set, makes LOAD's HTTP
@@ -85,6 +92,11 @@ type Service struct {
 	log     *wal.Log
 	tip     *generation
 	pending []*pendingWrite
+	// dataDir is the data directory of a durable service (compaction
+	// writes its snapshot there); compact is the compaction's state
+	// (compact.go), guarded by writeMu.
+	dataDir string
+	compact compactState
 	// recovery is set while the log is being replayed (queries and
 	// writes are not served yet); nil once the service is ready.
 	recovery atomic.Pointer[recoveryProgress]
@@ -109,6 +121,7 @@ var (
 	_ web.Backend       = (*Service)(nil)
 	_ web.FabricStatser = (*Service)(nil)
 	_ web.Readier       = (*Service)(nil)
+	_ web.Compactor     = (*Service)(nil)
 	_ web.Prefixer      = (*Service)(nil)
 )
 
@@ -375,6 +388,7 @@ func (s *Service) swap(g *generation) {
 		s.tip = g
 	}
 	old.release()
+	s.maybeCompact()
 }
 
 // Close stops serving: queries in flight finish, new ones get ErrNotReady.

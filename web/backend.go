@@ -55,6 +55,13 @@ type (
 	}
 	// Readier reports whether the backend can serve queries yet (/readyz);
 	// nil means ready. A backend without it is ready.
+	// Compactor merges the backend's write delta into a new base
+	// (POST /admin/compact, which needs the update token); it returns
+	// the version compacted.
+	Compactor interface {
+		Compact(ctx context.Context) (uint64, error)
+	}
+
 	Readier interface {
 		Ready(ctx context.Context) error
 	}

@@ -184,6 +184,7 @@ func (s *Server) routes(reg *prometheus.Registry) *gin.Engine {
 	r.GET("/api/examples", s.handleExamples)
 	r.POST("/api/cancel", s.handleCancel)
 	r.OPTIONS("/api/cancel", s.handleOptions("POST, OPTIONS"))
+	r.POST("/admin/compact", s.handleCompact)
 	r.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok\n") })
 	r.GET("/readyz", s.handleReady)
 	r.GET("/metrics", gin.WrapH(s.metrics.handler(reg)))
@@ -444,6 +445,26 @@ func (s *Server) handleReady(c *gin.Context) {
 		}
 	}
 	c.String(http.StatusOK, "ready\n")
+}
+
+// handleCompact runs a compaction of the backend's write delta (the
+// update token is required); it answers with the version compacted.
+func (s *Server) handleCompact(c *gin.Context) {
+	if err := s.authorizeWrite(c); err != nil {
+		writeError(c, err)
+		return
+	}
+	cp, ok := s.backend.(Compactor)
+	if !ok {
+		writeError(c, fmt.Errorf("%w: this backend does not compact", ErrUnsupported))
+		return
+	}
+	v, err := cp.Compact(c.Request.Context())
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"compacted_version": v})
 }
 
 // authorizeWrite checks that writes are on and the bearer token matches.

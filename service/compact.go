@@ -1,0 +1,211 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/web"
+)
+
+// Compaction (DESIGN.md §9): the served version's base and delta are
+// merged into new tables (graphstore.Dataset.Compact) in the background
+// while queries and writes go on against the old tables; with a data
+// directory the result is written as its snapshot (keeping the log), and
+// the log records it holds are retired. Then, for a moment, writes wait:
+// the versions committed meanwhile are replayed onto the compacted
+// dataset (from the changes the service kept of them) and it becomes the
+// served one.
+
+// compactState is what a running compaction needs; guarded by writeMu.
+type compactState struct {
+	running bool
+	from    uint64         // the version being compacted
+	since   []sinceChange  // the changes made after it, in version order
+	hold    bool           // writers wait (the switch)
+	done    chan struct{}  // closed when hold ends
+	last    compactOutcome // of the last compaction
+	lastRun time.Time
+}
+
+type sinceChange struct {
+	version uint64
+	changes []graphstore.GraphChange
+}
+
+type compactOutcome struct {
+	version uint64
+	err     error
+}
+
+// DefaultCompactDeltaBytes is the delta size from which a write starts a
+// background compaction (Options.CompactDeltaBytes 0).
+const DefaultCompactDeltaBytes = 256 << 20
+
+// Compact implements web.Compactor: it compacts the served version and
+// switches to the result, and returns the version compacted. It waits for
+// a compaction already running instead of starting a second.
+func (s *Service) Compact(ctx context.Context) (uint64, error) {
+	s.writeMu.Lock()
+	if s.compact.running {
+		s.writeMu.Unlock()
+		for {
+			select {
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+			s.writeMu.Lock()
+			running, out := s.compact.running, s.compact.last
+			s.writeMu.Unlock()
+			if !running {
+				return out.version, out.err
+			}
+		}
+	}
+	if err := s.writable(); err != nil {
+		s.writeMu.Unlock()
+		return 0, err
+	}
+	g := s.cur.Load()
+	if !g.tryRef() {
+		s.writeMu.Unlock()
+		return 0, fmt.Errorf("%w: the service is closing", web.ErrNotReady)
+	}
+	s.compact.running, s.compact.from, s.compact.since = true, g.version(), nil
+	// Pending (unpublished) writes after the served version are replayed
+	// too, once they are published; their changes were not recorded yet.
+	for _, p := range s.pending {
+		s.compact.since = append(s.compact.since, sinceChange{version: p.g.version(), changes: p.changes})
+	}
+	s.writeMu.Unlock()
+	v, err := s.runCompaction(ctx, g)
+	g.release()
+	s.writeMu.Lock()
+	s.compact.running, s.compact.since = false, nil
+	s.compact.last, s.compact.lastRun = compactOutcome{v, err}, time.Now()
+	s.writeMu.Unlock()
+	return v, err
+}
+
+// runCompaction compacts g's dataset and switches to it.
+func (s *Service) runCompaction(ctx context.Context, g *generation) (uint64, error) {
+	v := g.version()
+	c, err := g.ds.Compact(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("cannot compact version %d: %w", v, err)
+	}
+	if s.dataDir != "" {
+		if err := graphstore.WriteDataset(s.dataDir, c); err != nil {
+			c.Close()
+			return 0, fmt.Errorf("cannot write the compacted snapshot of version %d: %w", v, err)
+		}
+		if err := s.RetireLog(v); err != nil {
+			c.Close()
+			return 0, fmt.Errorf("cannot retire the log up to version %d: %w", v, err)
+		}
+	}
+	if s.opts.OnCompacted != nil {
+		s.opts.OnCompacted(v)
+	}
+	// The switch: stop new writes, let the pending ones settle, replay
+	// what was committed since v onto c, serve it.
+	s.writeMu.Lock()
+	s.compact.hold, s.compact.done = true, make(chan struct{})
+	for len(s.pending) > 0 {
+		p := s.pending[len(s.pending)-1]
+		s.writeMu.Unlock()
+		p.commit.Wait()
+		for { // its goroutine publishes or drops it under writeMu
+			s.writeMu.Lock()
+			if p.settled || s.closed.Load() {
+				break
+			}
+			s.writeMu.Unlock()
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	defer func() {
+		s.compact.hold = false
+		close(s.compact.done)
+		s.writeMu.Unlock()
+	}()
+	if s.closed.Load() {
+		c.Close()
+		return v, fmt.Errorf("%w: the service closed during compaction", web.ErrNotReady)
+	}
+	cur := s.cur.Load().version()
+	ds := c
+	for _, sc := range s.compact.since {
+		if sc.version <= v || sc.version > cur {
+			continue
+		}
+		nds, err := ds.Apply(context.Background(), sc.changes...)
+		if err != nil {
+			ds.Close()
+			return v, fmt.Errorf("cannot carry version %d over to the compacted dataset: %w", sc.version, err)
+		}
+		if nds.Version() != sc.version {
+			nds.Discard()
+			ds.Close()
+			return v, fmt.Errorf("BUG: version %d carried over as %d", sc.version, nds.Version())
+		}
+		ds.Close() // superseded: nds holds what it shares
+		ds = nds
+	}
+	if ds.Version() != cur {
+		ds.Close()
+		return v, fmt.Errorf("BUG: compaction of version %d reached version %d, the served one is %d", v, ds.Version(), cur)
+	}
+	if err := s.publish(ds); err != nil {
+		return v, err
+	}
+	return v, nil
+}
+
+// waitCompactionSwitch waits while a compaction switches datasets (the
+// caller holds writeMu and gets it back).
+func (s *Service) waitCompactionSwitch() {
+	for s.compact.hold {
+		done := s.compact.done
+		s.writeMu.Unlock()
+		<-done
+		s.writeMu.Lock()
+	}
+}
+
+// noteChange records a write's changes while a compaction runs (the
+// caller holds writeMu).
+func (s *Service) noteChange(version uint64, changes []graphstore.GraphChange) {
+	if s.compact.running {
+		s.compact.since = append(s.compact.since, sinceChange{version: version, changes: changes})
+	}
+}
+
+// forgetAfter drops the recorded changes of versions after v (writes that
+// were dropped; their versions are built again). The caller holds writeMu.
+func (s *Service) forgetAfter(v uint64) {
+	i := len(s.compact.since)
+	for i > 0 && s.compact.since[i-1].version > v {
+		i--
+	}
+	s.compact.since = s.compact.since[:i]
+}
+
+// maybeCompact starts a background compaction when the served delta has
+// grown past Options.CompactDeltaBytes (the caller holds writeMu).
+func (s *Service) maybeCompact() {
+	limit := s.opts.CompactDeltaBytes
+	if limit < 0 || s.compact.running {
+		return
+	}
+	if limit == 0 {
+		limit = DefaultCompactDeltaBytes
+	}
+	g := s.cur.Load()
+	if g.ds.DeltaBytes() < uint64(limit) || time.Since(s.compact.lastRun) < time.Second {
+		return
+	}
+	go s.Compact(context.Background())
+}
