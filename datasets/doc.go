@@ -2,8 +2,9 @@
 // the small data set that the embedded default serves.
 //
 // In: a number of universities, a start index and a seed. Out: N-Triples
-// text (GenerateLUBM, optionally gzip), or rdf.Triples
-// (GenerateLUBMTriples); and query texts (LUBMQueries, LUBMQuery).
+// text (GenerateLUBM, optionally gzip), rdf.Triples (GenerateLUBMTriples),
+// or UBA's own RDF/XML files, one per department (WriteUBAFiles); and
+// query texts (LUBMQueries, LUBMQuery).
 //
 // # The generator
 //

@@ -306,6 +306,8 @@ func (g *univGen) facultyMember(c class, j, chair int) {
 	}
 	r := pubRange[c]
 	for i := range g.r.between(r[0], r[1]) {
+		// Reslice rather than append, so that a slot reused from an
+		// earlier department keeps its grads' capacity.
 		g.pubs = slices.Grow(g.pubs, 1)
 		g.pubs = g.pubs[:len(g.pubs)+1]
 		p := &g.pubs[len(g.pubs)-1]
