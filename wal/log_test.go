@@ -19,7 +19,7 @@ func payloadOf(lsn uint64) []byte {
 	return bytes.Repeat([]byte(fmt.Sprintf("record-%d;", lsn)), int(lsn%7)+1)
 }
 
-func openLog(t *testing.T, dir string, opts Options) *Log {
+func openLog(t testing.TB, dir string, opts Options) *Log {
 	t.Helper()
 	l, err := Open(dir, opts)
 	if err != nil {
