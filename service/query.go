@@ -16,7 +16,7 @@ import (
 
 // Query implements web.Backend.
 func (s *Service) Query(ctx context.Context, req *web.QueryRequest) (*web.Result, error) {
-	q, err := s.cache.ParseQueryContext(ctx, req.Query)
+	q, err := s.cache.ParseQueryBase(ctx, req.Query, req.Base)
 	if err != nil {
 		return nil, err // *sparql.SyntaxError
 	}

@@ -23,7 +23,7 @@ import (
 // operation that fails (a missing graph without SILENT, LOAD, a WHERE the
 // engine cannot run) fails the request and nothing changes.
 func (s *Service) Update(ctx context.Context, req *web.UpdateRequest) error {
-	u, err := s.cache.ParseUpdateContext(ctx, req.Update)
+	u, err := s.cache.ParseUpdateBase(ctx, req.Update, req.Base)
 	if err != nil {
 		return err // *sparql.SyntaxError
 	}

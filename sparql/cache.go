@@ -33,6 +33,7 @@ type Cache struct {
 
 type cacheKey struct {
 	update bool
+	base   string
 	text   string
 }
 
@@ -72,6 +73,18 @@ func (c *Cache) ParseQuery(text string) (*Query, error) {
 func (c *Cache) ParseQueryContext(ctx context.Context, text string) (*Query, error) {
 	e := c.get(cacheKey{text: text}, func(e *cacheEntry) { e.q, e.err = ParseQueryContext(ctx, text) })
 	return e.q, e.err
+}
+
+// ParseQueryBase is ParseQueryBase through the cache.
+func (c *Cache) ParseQueryBase(ctx context.Context, text, base string) (*Query, error) {
+	e := c.get(cacheKey{base: base, text: text}, func(e *cacheEntry) { e.q, e.err = ParseQueryBase(ctx, text, base) })
+	return e.q, e.err
+}
+
+// ParseUpdateBase is ParseUpdateBase through the cache.
+func (c *Cache) ParseUpdateBase(ctx context.Context, text, base string) (*Update, error) {
+	e := c.get(cacheKey{update: true, base: base, text: text}, func(e *cacheEntry) { e.u, e.err = ParseUpdateBase(ctx, text, base) })
+	return e.u, e.err
 }
 
 // ParseUpdate is ParseUpdate through the cache.

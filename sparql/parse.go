@@ -16,9 +16,18 @@ func ParseQuery(text string) (*Query, error) { return ParseQueryContext(context.
 // ParseQueryContext is ParseQuery that stops when ctx is done (with
 // ctx's cause as the error).
 func ParseQueryContext(ctx context.Context, text string) (*Query, error) {
+	return ParseQueryBase(ctx, text, "")
+}
+
+// ParseQueryBase is ParseQueryContext with base as the base IRI that
+// relative IRIs resolve against until a BASE declaration (the service's
+// own base, SPARQL 1.1 Protocol §2.1.4, "which MAY be the service
+// endpoint"); "" leaves them relative.
+func ParseQueryBase(ctx context.Context, text, base string) (*Query, error) {
 	var q *Query
 	err := parseWith(ctx, text, func(p *parser.SparqlParser) antlr.ParserRuleContext { return p.QueryUnit() },
 		func(b *builder, tree antlr.ParserRuleContext) {
+			b.base = base
 			q = b.query(tree.(*parser.QueryUnitContext).Query().(*parser.QueryContext))
 			checkDepth(q.Pattern)
 		})
@@ -34,9 +43,16 @@ func ParseUpdate(text string) (*Update, error) { return ParseUpdateContext(conte
 // ParseUpdateContext is ParseUpdate that stops when ctx is done (with
 // ctx's cause as the error).
 func ParseUpdateContext(ctx context.Context, text string) (*Update, error) {
+	return ParseUpdateBase(ctx, text, "")
+}
+
+// ParseUpdateBase is ParseUpdateContext with base as the base IRI of
+// relative IRIs until a BASE declaration (see ParseQueryBase).
+func ParseUpdateBase(ctx context.Context, text, base string) (*Update, error) {
 	var u *Update
 	err := parseWith(ctx, text, func(p *parser.SparqlParser) antlr.ParserRuleContext { return p.UpdateUnit() },
 		func(b *builder, tree antlr.ParserRuleContext) {
+			b.base = base
 			u = b.update(tree.(*parser.UpdateUnitContext).Update().(*parser.UpdateContext))
 			for _, op := range u.Operations {
 				if m, ok := op.(*Modify); ok {

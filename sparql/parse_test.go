@@ -1,6 +1,7 @@
 package sparql
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -311,5 +312,31 @@ func TestWalk(t *testing.T) {
 	want := "Project Filter Minus BGP BGP LeftJoin BGP BGP"
 	if got := strings.Join(kinds, " "); got != want {
 		t.Errorf("Walk visited %s, want %s", got, want)
+	}
+}
+
+// TestParseBase: a base given by the caller resolves relative IRIs until a
+// BASE of the text's own; the cache keeps one entry per base.
+func TestParseBase(t *testing.T) {
+	ctx := context.Background()
+	q, err := ParseQueryBase(ctx, `SELECT * { <s> <p> ?o }`, "http://example.org/sparql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := q.Pattern.String(); !strings.Contains(got, "http://example.org/s") {
+		t.Errorf("relative IRI not resolved: %s", got)
+	}
+	u, err := ParseUpdateBase(ctx, `INSERT DATA { <s> <p> <o> } ; BASE <http://other/x/> INSERT DATA { <s> <p> <../o> }`, "http://example.org/sparql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u.String(); !strings.Contains(got, "<http://example.org/o>") || !strings.Contains(got, "<http://other/x/s>") || !strings.Contains(got, "<http://other/o>") {
+		t.Errorf("update: %s", got)
+	}
+	c := NewCache(10)
+	a, _ := c.ParseQueryBase(ctx, `SELECT * { <s> <p> ?o }`, "http://a/")
+	b, _ := c.ParseQueryBase(ctx, `SELECT * { <s> <p> ?o }`, "http://b/")
+	if a == b || !strings.Contains(b.Pattern.String(), "http://b/s") {
+		t.Errorf("the cache mixed up two bases")
 	}
 }

@@ -78,6 +78,10 @@ type QueryRequest struct {
 	ID string
 	// Query is the query text, as received.
 	Query string
+	// Base is the base IRI of relative IRIs the query does not resolve
+	// with a BASE of its own: the endpoint's URL ("" leaves them as
+	// written).
+	Base string
 	// DefaultGraphs and NamedGraphs are the protocol's default-graph-uri
 	// and named-graph-uri parameters (the RDF dataset of the request, which
 	// overrides FROM and FROM NAMED in the query).
@@ -107,6 +111,8 @@ type QueryRequest struct {
 type UpdateRequest struct {
 	ID     string
 	Update string
+	// Base is the base IRI of relative IRIs (as QueryRequest.Base).
+	Base string
 	// UsingGraphs and UsingNamedGraphs are using-graph-uri and
 	// using-named-graph-uri.
 	UsingGraphs      []string

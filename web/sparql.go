@@ -391,6 +391,7 @@ func (s *Server) runQuery(c *gin.Context, p *protocolRequest) {
 	req := &QueryRequest{
 		ID:              c.GetString(ctxQueryID),
 		Query:           p.query,
+		Base:            endpointBase(c.Request),
 		DefaultGraphs:   p.defaultGraphs,
 		NamedGraphs:     p.namedGraphs,
 		Explain:         explain,
@@ -623,6 +624,7 @@ func (s *Server) runUpdate(c *gin.Context, p *protocolRequest) {
 	err = s.backend.Update(ctx, &UpdateRequest{
 		ID:               c.GetString(ctxQueryID),
 		Update:           p.update,
+		Base:             endpointBase(c.Request),
 		UsingGraphs:      p.usingGraphs,
 		UsingNamedGraphs: p.usingNamedGraphs,
 		AllowedLoads:     s.opts.AllowedLoads,
@@ -632,4 +634,18 @@ func (s *Server) runUpdate(c *gin.Context, p *protocolRequest) {
 		return
 	}
 	c.Status(http.StatusNoContent)
+}
+
+// endpointBase is the service-defined base IRI of a request (SPARQL 1.1
+// Protocol: it "MAY be the service endpoint"): the endpoint's URL as the
+// client addressed it, without the query string.
+func endpointBase(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if r.Host == "" {
+		return ""
+	}
+	return scheme + "://" + r.Host + r.URL.EscapedPath()
 }
