@@ -187,11 +187,17 @@ func (d *Dataset) withLayers(ctx context.Context, reasoning string, closure, inf
 type InferredChange struct {
 	Delete, Insert               []IDTriple // explicit
 	RetractInferred, AddInferred []IDTriple
+	// ReplaceInferred makes AddInferred the whole inferred layer (after
+	// materializing again).
+	ReplaceInferred bool
 }
 
 // ApplyInferred returns a dataset with ch applied to the default graph and
 // its inferred layer. The dataset must have reasoning. IDs must be of d's
-// dictionary (new terms go through Apply first).
+// dictionary (new terms go through Apply first). The explicit triples are
+// the default graph's less the layer's, less Delete, plus Insert: so d
+// may be the result of an Apply that already deleted and inserted them
+// (Apply keeps the old layer for this step).
 func (d *Dataset) ApplyInferred(ctx context.Context, ch InferredChange) (*Dataset, error) {
 	if d.inferred == nil {
 		return nil, errors.New("cannot change inferred triples: the dataset has no reasoning")
@@ -234,7 +240,11 @@ func (d *Dataset) ApplyInferred(ctx context.Context, ch InferredChange) (*Datase
 	}
 	explicit := minusSorted(slices.Clone(closure), inf)
 	explicit = unionSorted(minusSorted(explicit, del), ins)
-	inf = unionSorted(minusSorted(inf, retract), add)
+	if ch.ReplaceInferred {
+		inf = add
+	} else {
+		inf = unionSorted(minusSorted(inf, retract), add)
+	}
 	inf = minusSorted(inf, explicit)
 	return d.withLayers(ctx, d.reasoning, unionSorted(explicit, inf), inf)
 }

@@ -437,9 +437,10 @@ func (r *applyRun) finish() (*Dataset, error) {
 	}
 	nd := newDataset(dict, dref, d.shards, def, named)
 	nd.lin, nd.stamp, nd.undo = d.lin, r.stamp, r.undo
-	if d.inferred != nil && !r.graphs[rdf.Term{}].touched {
-		// The default graph is unchanged: so is its inferred layer. (A
-		// change to it goes through ApplyInferred, which keeps the layer.)
+	if d.inferred != nil {
+		// The inferred layer stays: right if the default graph is
+		// untouched, else until the reasoner's ApplyInferred brings it up
+		// to date (the service does both in one write).
 		nd.reasoning, nd.inferred = d.reasoning, d.inferred.retain()
 	}
 	return nd, nil

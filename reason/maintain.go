@@ -198,3 +198,10 @@ func (m *Maintainer) undo(_ context.Context, deleted, _ []Triple, err error) err
 	}
 	return err
 }
+
+// Explicit returns the explicit triples (in no particular order).
+func (m *Maintainer) Explicit() []Triple {
+	r := make([]Triple, 0, m.explicit.n)
+	m.explicit.each(func(t Triple) { r = append(r, t) })
+	return r
+}

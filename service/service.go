@@ -85,7 +85,10 @@ type Service struct {
 	// writeMu serializes the building of writes (each builds on the
 	// newest generation, tip) and guards tip and pending.
 	writeMu sync.Mutex
-	closed  atomic.Bool
+	// reasoner keeps a dataset's materialization up to date (reason.go;
+	// guarded by writeMu).
+	reasoner reasoner
+	closed   atomic.Bool
 	// log, if set, makes writes durable (durable.go): a write's generation
 	// is built on tip, waits in pending until its record is durable, and
 	// is then published (in LSN order). Without a log, tip is cur.

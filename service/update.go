@@ -122,6 +122,9 @@ func (r *updateRun) flush() error {
 	} else {
 		ds, err = r.cur.Amend(r.ctx, r.pending...)
 	}
+	if err == nil {
+		ds, err = r.svc.reasoner.maintain(r.ctx, r.cur, ds, r.pending) // reason.go
+	}
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,178 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/reason"
+	"github.com/wukongd/wukongd/web"
+)
+
+// reasoner keeps the materialization of a dataset with reasoning
+// (graphstore.Dataset.Inferred) right as updates change its default
+// graph: an insert derives its consequences, a delete retracts what no
+// longer follows (reason.Maintainer, delete-and-rederive), never by
+// materializing the store again — except when a change touches the
+// ontology (TBox) or clears the default graph, which changes the rules.
+//
+// The maintainer holds the closure in memory, in step with one dataset
+// (ds). It is built on the first update from that dataset's stores (read,
+// not materialized); an update built on another dataset (a request that
+// failed after maintaining, say) builds it again. Writes are serialized
+// (Service.writeMu), so it needs no lock of its own.
+type reasoner struct {
+	ds *graphstore.Dataset // the dataset m is in step with (not ours)
+	m  *reason.Maintainer
+}
+
+// maintain brings the inferred layer of after (before with changes
+// applied by graphstore.Dataset.Apply or Amend, which keep before's
+// layer) up to date and returns the dataset to use instead of after
+// (after itself when before has no reasoning; after is closed otherwise).
+func (r *reasoner) maintain(ctx context.Context, before, after *graphstore.Dataset, changes []graphstore.GraphChange) (*graphstore.Dataset, error) {
+	if before.Inferred() == nil {
+		return after, nil
+	}
+	fail := func(err error) (*graphstore.Dataset, error) {
+		after.Discard()
+		r.ds, r.m = nil, nil
+		return nil, err
+	}
+	if after.Inferred() == nil {
+		return fail(fmt.Errorf("%w: the change gives a term of the data a new role (a predicate or class), which renumbers the dataset; with reasoning that is not supported: reload with the change", web.ErrBadRequest))
+	}
+	profile, err := reason.ParseProfile(before.Reasoning())
+	if err != nil {
+		return fail(err)
+	}
+	if r.ds != before || r.m == nil {
+		if r.m, err = maintainerOf(ctx, before, profile); err != nil {
+			return fail(err)
+		}
+		r.ds = before
+	}
+	dict := after.Dict()
+	ids := func(ts []rdf.Triple) []reason.Triple {
+		out := make([]reason.Triple, 0, len(ts))
+		for _, t := range ts {
+			s, ok1 := dict.Lookup(t.S)
+			p, ok2 := dict.Lookup(t.P)
+			o, ok3 := dict.Lookup(t.O)
+			if ok1 && ok2 && ok3 {
+				out = append(out, reason.Triple{S: s, P: p, O: o})
+			}
+		}
+		return out
+	}
+	var ch graphstore.InferredChange
+	conv := func(ts []reason.Triple) []graphstore.IDTriple {
+		out := make([]graphstore.IDTriple, len(ts))
+		for i, t := range ts {
+			out[i] = graphstore.IDTriple{S: t.S, P: t.P, O: t.O}
+		}
+		return out
+	}
+	rematerialize := false
+	for _, c := range changes {
+		if !c.Graph.IsZero() {
+			continue
+		}
+		var del []reason.Triple
+		if c.Drop || c.Clear {
+			del = r.m.Explicit()
+		}
+		del = append(del, ids(c.Delete)...)
+		ins := ids(c.Insert)
+		if !rematerialize {
+			mc, err := r.m.Maintain(ctx, del, ins)
+			switch {
+			case errors.Is(err, reason.ErrTBoxChange) || c.Drop || c.Clear:
+				rematerialize = true
+			case err != nil:
+				return fail(err)
+			default:
+				ch.Delete = append(ch.Delete, conv(mc.Delete)...)
+				ch.Insert = append(ch.Insert, conv(mc.Insert)...)
+				ch.RetractInferred = append(ch.RetractInferred, conv(mc.Removed)...)
+				ch.AddInferred = append(ch.AddInferred, conv(mc.Added)...)
+				ch.AddInferred = append(ch.AddInferred, conv(mc.StillInferred)...)
+				continue
+			}
+		}
+		// The rules change (or everything goes): the explicit triples
+		// after the change, materialized again.
+		explicit := map[reason.Triple]bool{}
+		for _, t := range r.m.Explicit() {
+			explicit[t] = true
+		}
+		for _, t := range del {
+			if explicit[t] {
+				delete(explicit, t)
+				ch.Delete = append(ch.Delete, graphstore.IDTriple{S: t.S, P: t.P, O: t.O})
+			}
+		}
+		for _, t := range ins {
+			explicit[t] = true
+			ch.Insert = append(ch.Insert, graphstore.IDTriple{S: t.S, P: t.P, O: t.O})
+		}
+		var ts []reason.Triple
+		for t := range explicit {
+			ts = append(ts, t)
+		}
+		o := compileOf(dict, profile, ts)
+		if r.m, err = reason.NewMaintainer(ctx, o, ts, reason.Options{IsLiteral: dict.IsLiteral}); err != nil {
+			return fail(err)
+		}
+	}
+	if rematerialize {
+		ch.ReplaceInferred = true
+		ch.RetractInferred = nil
+		ch.AddInferred = ch.AddInferred[:0]
+		r.m.Closure().Each(func(t reason.Triple) {
+			if !r.m.IsExplicit(t) {
+				ch.AddInferred = append(ch.AddInferred, graphstore.IDTriple{S: t.S, P: t.P, O: t.O})
+			}
+		})
+	}
+	nd, err := after.ApplyInferred(ctx, ch)
+	if err != nil {
+		return fail(fmt.Errorf("%w: %w", web.ErrBadRequest, err))
+	}
+	after.Close() // superseded before anyone saw it (nd holds its stores' changes)
+	r.ds = nd
+	return nd, nil
+}
+
+// maintainerOf reads the closure of ds (explicit and inferred) into a
+// maintainer.
+func maintainerOf(ctx context.Context, ds *graphstore.Dataset, profile reason.Profile) (*reason.Maintainer, error) {
+	o, explicit, err := reason.LoadOntology(ctx, ds, profile)
+	if err != nil {
+		return nil, err
+	}
+	var inferred []reason.Triple
+	if err := ds.Inferred().EachTriple(ctx, func(s, p, o graphstore.ID) error {
+		inferred = append(inferred, reason.Triple{S: s, P: p, O: o})
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return reason.NewMaintainerOf(o, explicit, inferred, reason.Options{IsLiteral: ds.Dict().IsLiteral}), nil
+}
+
+// compileOf compiles the ontology of the explicit triples ts.
+func compileOf(dict *graphstore.Dict, profile reason.Profile, ts []reason.Triple) *reason.Ontology {
+	voc := reason.NewVocab(func(iri string) (graphstore.ID, bool) { return dict.Lookup(rdf.NewIRI(iri)) })
+	var tbox []reason.Triple
+	sameAs := false
+	for _, t := range ts {
+		if voc.IsTBox(t) {
+			tbox = append(tbox, t)
+		}
+		sameAs = sameAs || (voc.SameAs != 0 && t.P == voc.SameAs)
+	}
+	return reason.Compile(profile, voc, tbox, sameAs)
+}
