@@ -69,6 +69,12 @@ var stdDescriptions = []string{
 	"All undergraduate students (no join, large result).",
 }
 
+// StdAnswersLUBM1 are the row counts of the standard queries Q1–Q14 on
+// LUBM(1, seed 0) with the univ-bench ontology materialized (wukongd
+// load --reasoning owl-rl): the LUBM benchmark's reference answers. Raw
+// data answers only Q1, Q2, Q3 and Q14 (the others need reasoning).
+var StdAnswersLUBM1 = []int{4, 0, 6, 34, 719, 7790, 67, 7790, 208, 4, 224, 15, 1, 5916}
+
 var lubmQueries = mustLoadQueries()
 
 func mustLoadQueries() []Query {
@@ -79,6 +85,9 @@ func mustLoadQueries() []Query {
 			text, err := queryFiles.ReadFile(fmt.Sprintf("queries/%s/q%d.rq", dir, n))
 			if err != nil {
 				panic("BUG: embedded LUBM query missing: " + err.Error())
+			}
+			if set == SetLUBMStd {
+				d += fmt.Sprintf(" LUBM-1 answer with reasoning (load --reasoning owl-rl): %d rows.", StdAnswersLUBM1[i])
 			}
 			q := Query{Name: fmt.Sprintf("%s-q%d", prefix, n), Set: set, Description: d, Text: string(text)}
 			if label != "" && (set != SetWukong || n <= 7) {

@@ -181,7 +181,7 @@ func compareTerm(a, b rdf.Term) int {
 // and several workers.
 func TestDifferential(t *testing.T) {
 	rules := 0
-	for seed := range uint64(120) {
+	for seed := range uint64(80) {
 		r := rand.New(rand.NewPCG(seed, 16))
 		ts := randomGraph(r)
 		for _, profile := range []Profile{RDFS, OWLRL} {
@@ -220,7 +220,7 @@ func minus(a, b []rdf.Triple) []rdf.Triple {
 // compares the closure with a fresh materialization after each change.
 func TestMaintainDifferential(t *testing.T) {
 	ctx := context.Background()
-	for seed := range uint64(100) {
+	for seed := range uint64(60) {
 		r := rand.New(rand.NewPCG(seed, 17))
 		ts := randomGraph(r)
 		d := newTermDict()

@@ -29,11 +29,9 @@ func lubmFiles(t testing.TB) (data, ontology string) {
 	return data, ontology
 }
 
-// LUBMStdAnswers are the row counts of the 14 standard LUBM queries on
-// LUBM(1, seed 0) with the univ-bench ontology: the LUBM benchmark's
-// reference answers (Guo, Pan, Heflin 2005; docs/REASONING.md says how we
-// checked them).
-var LUBMStdAnswers = []int{4, 0, 6, 34, 719, 7790, 67, 7790, 208, 4, 224, 15, 1, 5916}
+// LUBMStdAnswers are the LUBM benchmark's reference answers on LUBM(1)
+// with univ-bench (docs/PERFORMANCE.md says how we checked ours).
+var LUBMStdAnswers = datasets.StdAnswersLUBM1
 
 // Without reasoning (the explicit triples) only Q1, Q2, Q3 and Q14 match.
 var lubmStdExplicit = []int{4, 0, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5916}
