@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/rdmakv"
 )
 
 // Reasoning: a dataset whose default graph was materialized (package
@@ -303,4 +304,112 @@ func (d *Dataset) WithRoles(ctx context.Context, classes, predicates []rdf.Term)
 		}
 	}
 	return db.Build()
+}
+
+// MaintainedChange is a reasoner's incremental change to a materialized
+// default graph, relative to the dataset an Apply (or Amend) of the
+// explicit Delete and Insert produced: the closure lost Removed and gained
+// Added (both relative to before that Apply, explicit triples included),
+// and the deleted explicit triples StillInferred still follow.
+type MaintainedChange struct {
+	Delete, Insert []IDTriple // explicit, already applied
+	Removed, Added []IDTriple
+	StillInferred  []IDTriple
+}
+
+// ApplyMaintained writes ch into d's default graph and inferred layer
+// through the delta, as part of d's version (like Amend): it costs what
+// the change touches. d must be the newest version of its lineage and
+// have reasoning.
+func (d *Dataset) ApplyMaintained(ctx context.Context, ch MaintainedChange) (*Dataset, error) {
+	if d.inferred == nil {
+		return nil, errors.New("cannot change inferred triples: the dataset has no reasoning")
+	}
+	set := func(ts []IDTriple) map[idTriple]bool {
+		m := make(map[idTriple]bool, len(ts))
+		for _, t := range ts {
+			m[idTriple{t.S, t.P, t.O}] = true
+		}
+		return m
+	}
+	del, ins, added := set(ch.Delete), set(ch.Insert), set(ch.Added)
+	var closureDel, closureIns, layerDel, layerIns []idTriple
+	for _, t := range ch.Removed {
+		x := idTriple{t.S, t.P, t.O}
+		if !del[x] { // an inferred triple gone (deleted explicit ones are gone already)
+			closureDel = append(closureDel, x)
+			layerDel = append(layerDel, x)
+		}
+	}
+	for _, t := range ch.Added {
+		x := idTriple{t.S, t.P, t.O}
+		if !ins[x] { // a new inferred triple
+			closureIns = append(closureIns, x)
+			layerIns = append(layerIns, x)
+		}
+	}
+	for _, t := range ch.StillInferred { // explicit no more, still in the closure
+		x := idTriple{t.S, t.P, t.O}
+		closureIns = append(closureIns, x)
+		layerIns = append(layerIns, x)
+	}
+	for _, t := range ch.Insert { // inferred before, explicit now
+		if x := (idTriple{t.S, t.P, t.O}); !added[x] {
+			layerDel = append(layerDel, x)
+		}
+	}
+	for _, ts := range [][]idTriple{closureIns, layerIns} {
+		for _, x := range ts {
+			if err := d.dict.CheckInferred(IDTriple{x.s, x.p, x.o}); err != nil {
+				return nil, fmt.Errorf("cannot change inferred triples: %w", err)
+			}
+		}
+	}
+	lin := d.lin
+	lin.mu.Lock()
+	defer lin.mu.Unlock()
+	if lin.stamp != d.stamp {
+		return nil, fmt.Errorf("cannot change inferred triples: %w", errNotNewest)
+	}
+	dict := d.dict.withOverlay().tip()
+	r := &applyRun{d: d, dict: dict, graphs: map[rdf.Term]*writeGraph{}, tus: map[*rdmakv.DeltaTable]*tableUndo{}}
+	r.undo = &applyUndo{stamp: lin.stamp, ov: dict.ov, dict: dict.ov.mark(), prev: d.undo}
+	ok := false
+	defer func() {
+		if !ok {
+			r.undo.prev = nil
+			r.undo.rollback()
+			lin.stamp = r.undo.stamp
+		}
+	}()
+	lin.stamp++
+	r.stamp = lin.stamp
+	def := r.graph(rdf.Term{})
+	layer := &writeGraph{exists: true, st: d.inferred.st, old: d.inferred}
+	for _, w := range []struct {
+		g      *writeGraph
+		ts     []idTriple
+		insert bool
+	}{{def, closureDel, false}, {def, closureIns, true}, {layer, layerDel, false}, {layer, layerIns, true}} {
+		if err := r.write(ctx, w.g, sortDistinct(w.ts), w.insert); err != nil {
+			return nil, fmt.Errorf("cannot change inferred triples: %w", err)
+		}
+	}
+	var lref *graphRef
+	if layer.touched {
+		stats := layer.sd.apply(layer.st.stats, uint64(r.dict.tip().Len()), layer.st.n)
+		lref = newGraphRef(layer.st.version(r.stamp, stats, r.dict.tip()), d.dref)
+	} else {
+		lref = d.inferred.retain()
+	}
+	nd, err := r.finish()
+	if err != nil {
+		lref.release()
+		return nil, err
+	}
+	nd.inferred.release() // finish carried d's layer over; ours replaces it
+	nd.inferred = lref
+	nd.version = d.version
+	ok = true
+	return nd, nil
 }

@@ -33,8 +33,14 @@ type reasoner struct {
 // layer) up to date and returns the dataset to use instead of after
 // (after itself when before has no reasoning; after is closed otherwise).
 func (r *reasoner) maintain(ctx context.Context, before, after *graphstore.Dataset, changes []graphstore.GraphChange) (*graphstore.Dataset, error) {
-	if before.Inferred() == nil {
-		return after, nil
+	defaults := 0
+	for _, c := range changes {
+		if c.Graph.IsZero() {
+			defaults++
+		}
+	}
+	if before.Inferred() == nil || defaults == 0 {
+		return after, nil // no reasoning, or the default graph unchanged (its layer with it)
 	}
 	fail := func(err error) (*graphstore.Dataset, error) {
 		after.Discard()
@@ -68,6 +74,7 @@ func (r *reasoner) maintain(ctx context.Context, before, after *graphstore.Datas
 		return out
 	}
 	var ch graphstore.InferredChange
+	var mch graphstore.MaintainedChange
 	conv := func(ts []reason.Triple) []graphstore.IDTriple {
 		out := make([]graphstore.IDTriple, len(ts))
 		for i, t := range ts {
@@ -94,6 +101,10 @@ func (r *reasoner) maintain(ctx context.Context, before, after *graphstore.Datas
 			case err != nil:
 				return fail(err)
 			default:
+				if defaults == 1 {
+					mch = graphstore.MaintainedChange{Delete: conv(mc.Delete), Insert: conv(mc.Insert),
+						Removed: conv(mc.Removed), Added: conv(mc.Added), StillInferred: conv(mc.StillInferred)}
+				}
 				ch.Delete = append(ch.Delete, conv(mc.Delete)...)
 				ch.Insert = append(ch.Insert, conv(mc.Insert)...)
 				ch.RetractInferred = append(ch.RetractInferred, conv(mc.Removed)...)
@@ -137,7 +148,16 @@ func (r *reasoner) maintain(ctx context.Context, before, after *graphstore.Datas
 			}
 		})
 	}
-	nd, err := after.ApplyInferred(ctx, ch)
+	var nd *graphstore.Dataset
+	if defaults == 1 && !rematerialize {
+		// One change of the default graph: through the delta, costing
+		// what it touches.
+		nd, err = after.ApplyMaintained(ctx, mch)
+	} else {
+		// Several changes in one step (their net effect is not a simple
+		// sum), or new rules: rebuild the default graph and the layer.
+		nd, err = after.ApplyInferred(ctx, ch)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("%w: %w", web.ErrBadRequest, err))
 	}
