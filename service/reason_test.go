@@ -14,8 +14,9 @@ import (
 	"github.com/wukongd/wukongd/reason"
 )
 
-// reasoningLUBM1 builds LUBM-1 + univ-bench materialized under owl-rl.
-func reasoningLUBM1(t *testing.T) *graphstore.Dataset {
+// reasoningLUBM1 builds LUBM-1 + univ-bench, materialized under owl-rl
+// if materialize.
+func reasoningLUBM1(t testing.TB, materialize bool) *graphstore.Dataset {
 	t.Helper()
 	data, onto := filepath.Join(lubmDir, "lubm1.nt.gz"), filepath.Join(lubmDir, "univ-bench.owl")
 	for _, f := range []string{data, onto} {
@@ -31,6 +32,9 @@ func reasoningLUBM1(t *testing.T) *graphstore.Dataset {
 	raw, _, err := loader.BuildDataset(ctx, inputs, loader.BuildOptions{Shards: 2})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !materialize {
+		return raw
 	}
 	defer raw.Close()
 	ds, _, err := reason.MaterializeDataset(ctx, raw, reason.OWLRL, reason.Options{})
@@ -74,7 +78,7 @@ func checkClosure(t *testing.T, svc *Service) {
 // their consequences and retract what no longer follows; the explicit
 // triples stay apart (infer=false).
 func TestUpdateWithReasoning(t *testing.T) {
-	ds := reasoningLUBM1(t)
+	ds := reasoningLUBM1(t, true)
 	svc := openService(t, func(o Options) (*Service, error) { return NewDataset(ds, o) }, Options{})
 	c, hs := serve(t, svc, nil)
 	ctx := context.Background()
