@@ -141,7 +141,7 @@ func (s *Service) runCompaction(ctx context.Context, g *generation) (uint64, err
 		if sc.version <= v || sc.version > cur {
 			continue
 		}
-		nds, err := ds.Apply(context.Background(), sc.changes...)
+		nds, err := s.applyReasoned(context.Background(), ds, sc.changes) // Apply, and the reasoner's maintenance
 		if err != nil {
 			ds.Close()
 			return v, fmt.Errorf("cannot carry version %d over to the compacted dataset: %w", sc.version, err)

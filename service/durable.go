@@ -226,7 +226,7 @@ func (s *Service) Recover(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("log record %d: %w", lsn, err)
 		}
-		nds, err := ds.Apply(ctx, cs...)
+		nds, err := s.applyReasoned(ctx, ds, cs) // Apply, and the reasoner's maintenance
 		if err != nil {
 			return fmt.Errorf("cannot replay log record %d: %w", lsn, err)
 		}

@@ -58,7 +58,7 @@ func (s *Service) PutGraph(ctx context.Context, gn web.GraphName, body web.Graph
 	err = s.change(ctx, func(g *generation) (*graphstore.Dataset, []graphstore.GraphChange, error) {
 		_, err := storeOf(g.ds, gn)
 		created = err != nil
-		return applyChanges(ctx, g.ds, graphstore.GraphChange{Graph: graphTerm(gn), Clear: true, Insert: triples})
+		return s.applyChanges(ctx, g.ds, graphstore.GraphChange{Graph: graphTerm(gn), Clear: true, Insert: triples})
 	})
 	return created && err == nil, err
 }
@@ -78,7 +78,7 @@ func (s *Service) PostGraph(ctx context.Context, gn web.GraphName, body web.Grap
 		if len(triples) == 0 {
 			return nil, nil, nil // nothing to merge
 		}
-		return applyChanges(ctx, g.ds, graphstore.GraphChange{Graph: graphTerm(gn), Insert: triples})
+		return s.applyChanges(ctx, g.ds, graphstore.GraphChange{Graph: graphTerm(gn), Insert: triples})
 	})
 	return created && err == nil, err
 }
@@ -91,14 +91,15 @@ func (s *Service) DeleteGraph(ctx context.Context, gn web.GraphName) error {
 		if _, err := storeOf(g.ds, gn); err != nil {
 			return nil, nil, err
 		}
-		return applyChanges(ctx, g.ds, graphstore.GraphChange{Graph: graphTerm(gn), Drop: true})
+		return s.applyChanges(ctx, g.ds, graphstore.GraphChange{Graph: graphTerm(gn), Drop: true})
 	})
 }
 
-// applyChanges applies changes to ds and returns the new dataset with the
-// changes (what the write-ahead log records).
-func applyChanges(ctx context.Context, ds *graphstore.Dataset, changes ...graphstore.GraphChange) (*graphstore.Dataset, []graphstore.GraphChange, error) {
-	nds, err := ds.Apply(ctx, changes...)
+// applyChanges applies changes to ds (keeping a materialization right:
+// applyReasoned) and returns the new dataset with the changes (what the
+// write-ahead log records).
+func (s *Service) applyChanges(ctx context.Context, ds *graphstore.Dataset, changes ...graphstore.GraphChange) (*graphstore.Dataset, []graphstore.GraphChange, error) {
+	nds, err := s.applyReasoned(ctx, ds, changes)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -28,6 +28,19 @@ type reasoner struct {
 	m  *reason.Maintainer
 }
 
+// applyReasoned is ds.Apply(changes) followed by the reasoner's
+// maintenance: every path that applies changes (a request, the log's
+// replay, a compaction's catch-up) goes through it, so that replaying a
+// record gives the same closure as the write did. The caller holds
+// writeMu.
+func (s *Service) applyReasoned(ctx context.Context, ds *graphstore.Dataset, changes []graphstore.GraphChange) (*graphstore.Dataset, error) {
+	nds, err := ds.Apply(ctx, changes...)
+	if err != nil {
+		return nil, err
+	}
+	return s.reasoner.maintain(ctx, ds, nds, changes)
+}
+
 // maintain brings the inferred layer of after (before with changes
 // applied by graphstore.Dataset.Apply or Amend, which keep before's
 // layer) up to date and returns the dataset to use instead of after
