@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -327,4 +328,52 @@ func TestSnapshotOverTheDataDirKeepsTheLog(t *testing.T) {
 		t.Fatalf("the log after retiring all: %+v, version %d want %d", rec, s.Version(), v)
 	}
 	update(t, s, `INSERT DATA { <http://x/last> <http://x/p> 1 }`)
+}
+
+func TestBackgroundCompactionOfADurableDir(t *testing.T) {
+	// Compactions triggered by the writes themselves (a tiny threshold)
+	// write snapshots over the data directory and retire the log while
+	// concurrent writers go on; a restart gives the same state, from a
+	// short log.
+	dir := emptySnapshot(t, "", 2)
+	var compactions atomic.Int64
+	s, err := OpenDurable(dir, Options{CompactDeltaBytes: 1, OnCompacted: func(uint64) { compactions.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 40; i++ {
+				u := fmt.Sprintf(`INSERT DATA { <http://x/w%d/%d> <http://x/a> %d ; <http://x/b> %d }`, w, i, i, i)
+				if err := s.Update(context.Background(), &web.UpdateRequest{Update: u}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if _, err := s.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want, version := state(t, s), s.Version()
+	s.Close()
+	if compactions.Load() < 1 {
+		t.Fatalf("%d compactions", compactions.Load())
+	}
+	s = openDurable(t, dir)
+	defer s.Close()
+	if got := state(t, s); got != want || s.Version() != version {
+		t.Fatalf("after compactions and a restart: version %d (want %d), state equal %v", s.Version(), version, got == want)
+	}
+	if rec := s.LogRecovery(); rec.Records > 0 && rec.First <= version-50 {
+		t.Fatalf("the log was not retired: %+v at version %d", rec, version)
+	}
+	t.Logf("%d compactions; log after them: %+v", compactions.Load(), s.LogRecovery())
 }
