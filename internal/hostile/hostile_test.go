@@ -251,7 +251,9 @@ func parserProbes() []probe {
 	rep := strings.Repeat
 	quick := timeout + slack
 	auth := map[string]string{"Authorization": "Bearer " + token}
-	withCT := func(ct string) map[string]string { return map[string]string{"Authorization": "Bearer " + token, "Content-Type": ct} }
+	withCT := func(ct string) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + token, "Content-Type": ct}
+	}
 	return []probe{
 		{name: "braces ×300k POST", want: []int{400}, bound: quick, check: mentions(`"line":1`), run: func(s *server) outcome {
 			h, b := sparqlPOST("SELECT * WHERE " + rep("{", 300_000) + rep("}", 300_000))
