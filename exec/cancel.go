@@ -21,6 +21,10 @@ const checkEvery = 4096
 type stopCheck struct {
 	ctx context.Context
 	n   int
+	// grow, when set, runs at each look (before it): it charges the
+	// loop's growing state to the query's memory account, whose overrun
+	// cancels ctx (budget.go).
+	grow func()
 }
 
 // add counts n units of work and returns the context's error when the
@@ -31,6 +35,9 @@ func (c *stopCheck) add(n int) error {
 		return nil
 	}
 	c.n = 0
+	if c.grow != nil {
+		c.grow()
+	}
 	if c.ctx == nil {
 		return nil
 	}

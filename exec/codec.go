@@ -15,9 +15,11 @@ import (
 //
 //	sub-query: kind=1 | fork uvarint | deadline int64 (unix ns, 0 none) |
 //	           flags u8 (1: analyze) | start uvarint | limit uvarint
-//	           (rows wanted, 0: all) | steps | table | filters
-//	reply:     kind=2 | fork uvarint | status u8 (0 ok, 1 error) |
-//	           error string | table | stats
+//	           (rows wanted, 0: all) | memory uvarint (the query's
+//	           budget in bytes, 0: none) | steps | table | filters
+//	reply:     kind=2 | fork uvarint | status u8 (0 ok, 1 error, 2 the
+//	           memory budget, 3 a value too large) | error string |
+//	           table | stats
 //	cancel:    kind=3 | fork uvarint
 //
 // steps:  n uvarint, then per step: kind u8, pattern varint, from operand,
@@ -51,7 +53,8 @@ type subQuery struct {
 	deadline time.Time
 	analyze  bool
 	start    int
-	limit    int // rows wanted (0: all; task.limit)
+	limit    int   // rows wanted (0: all; task.limit)
+	memory   int64 // the query's memory budget (0: none)
 	steps    []planner.Step
 	table    *Table
 	filters  *wireFilters // nil: none
@@ -122,6 +125,7 @@ func (d *decoder) filters() *wireFilters {
 
 type reply struct {
 	fork  uint64
+	kind  byte // of the error: 1 any, 2 the memory budget, 3 a value too large
 	err   string
 	table *Table
 	stats []StepStats
@@ -191,6 +195,7 @@ func encodeSubQuery(q *subQuery) []byte {
 	b = append(b, boolByte(q.analyze))
 	b = binary.AppendUvarint(b, uint64(q.start))
 	b = binary.AppendUvarint(b, uint64(q.limit))
+	b = binary.AppendUvarint(b, uint64(max(q.memory, 0)))
 	b = appendSteps(b, q.steps)
 	b = appendTable(b, q.table)
 	return appendFilters(b, q.filters)
@@ -200,7 +205,7 @@ func encodeReply(r *reply) []byte {
 	b := []byte{msgReply}
 	b = binary.AppendUvarint(b, r.fork)
 	if r.err != "" {
-		b = append(b, 1)
+		b = append(b, max(r.kind, 1))
 		b = binary.AppendUvarint(b, uint64(len(r.err)))
 		b = append(b, r.err...)
 		return b
@@ -351,6 +356,7 @@ func decodeSubQuery(b []byte) (*subQuery, error) {
 	q.analyze = d.byte() == 1
 	q.start = int(d.uvarint())
 	q.limit = int(min(d.uvarint(), math.MaxInt32))
+	q.memory = int64(min(d.uvarint(), math.MaxInt64))
 	q.steps = d.steps(0)
 	q.table = d.table()
 	q.filters = d.filters()
@@ -373,7 +379,8 @@ func decodeSubQuery(b []byte) (*subQuery, error) {
 func decodeReply(b []byte) (*reply, error) {
 	d := &decoder{b: b[1:]}
 	r := &reply{fork: d.uvarint()}
-	if d.byte() == 1 {
+	if st := d.byte(); st >= 1 && st <= 3 {
+		r.kind = st
 		n := d.count(1)
 		if d.err == nil && n <= len(d.b) {
 			r.err = string(d.b[:n])

@@ -42,7 +42,26 @@ type Config struct {
 	// its own shards; the others are reached through the Store and the
 	// Transport, and queries are coordinated on a local shard.
 	LocalShards []int
+	// MaxQueryMemory bounds the memory one query accounts (budget.go), in
+	// bytes: 0 DefaultQueryMemory(), < 0 none. A query past it fails with
+	// a *MemoryError (ErrMemoryBudget).
+	MaxQueryMemory int64
+	// MaxMemory bounds the sum over the engine's running queries: 0
+	// DefaultMemory(), < 0 none.
+	MaxMemory int64
+	// MaxValueBytes bounds a string an expression makes (0:
+	// expr.DefaultMaxValue); past it the query fails with
+	// ErrValueTooLarge.
+	MaxValueBytes int
 }
+
+// DefaultQueryMemory is the default per-query budget: 1/32 of the
+// machine's RAM (768 MiB on 24 GiB), at least 256 MiB.
+func DefaultQueryMemory() int64 { return max(physicalMemory()/32, 256<<20) }
+
+// DefaultMemory is the default budget of all queries together: 1/16 of
+// the machine's RAM (1.5 GiB on 24 GiB), at least 512 MiB.
+func DefaultMemory() int64 { return max(physicalMemory()/16, 512<<20) }
 
 // ErrClosed is returned by Run on a closed engine.
 var ErrClosed = errors.New("engine closed")
@@ -70,6 +89,8 @@ type Engine struct {
 	// busy counts the workers running a job (a query's exploration or a
 	// sub-query), for tests that check cancelled work stops.
 	busy atomic.Int64
+	// memUsed is the memory the running queries account (budget.go).
+	memUsed atomic.Int64
 	// typeSets caches, per node, bitmaps of shards' class instances
 	// (typeSetKey → *idSet, nil when too sparse), for type checks.
 	typeSets sync.Map
@@ -150,6 +171,12 @@ func New(store Store, tr Transport, cfg Config) *Engine {
 	}
 	if cfg.Cost == (planner.Cost{}) {
 		cfg.Cost = planner.DefaultCost()
+	}
+	if cfg.MaxQueryMemory == 0 {
+		cfg.MaxQueryMemory = DefaultQueryMemory()
+	}
+	if cfg.MaxMemory == 0 {
+		cfg.MaxMemory = DefaultMemory()
 	}
 	e := &Engine{store: store, tr: tr, stats: store.PlannerStats(), cfg: cfg, parsed: sparql.NewCache(planCacheSize)}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
@@ -334,8 +361,18 @@ func (n *node) runSubQuery(ctx context.Context, cancel context.CancelFunc, key f
 		delete(n.running, key)
 		n.mu.Unlock()
 	}()
-	t := &task{eng: n.eng, node: n.id, ctx: ctx, steps: q.steps, ncols: len(q.table.Cols), analyze: q.analyze, limit: q.limit}
+	// Its own memory account, bounded by the query's budget: a budget
+	// overrun cancels it with the cause, which goes back as such.
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	mem := n.eng.newMemAccount(q.memory, abort)
+	defer mem.close()
+	t := &task{eng: n.eng, node: n.id, ctx: ctx, steps: q.steps, ncols: len(q.table.Cols), analyze: q.analyze, limit: q.limit, mem: mem}
 	flt, ferr := n.eng.remoteFilters(q.filters)
+	if flt != nil {
+		env := flt.q.env
+		env.MaxValue, env.Abort, env.Ctx = n.eng.cfg.MaxValueBytes, func(err error) { abort(err) }, ctx
+	}
 	t.filters = flt
 	if q.analyze {
 		t.stats = make([]StepStats, len(q.steps))
@@ -352,7 +389,17 @@ func (n *node) runSubQuery(ctx context.Context, cancel context.CancelFunc, key f
 		}
 		return t.explore(q.start, q.table)
 	}()
+	if c := limitCause(ctx); err != nil && c != nil {
+		err = c
+	}
 	if err != nil {
+		rep.kind = 1
+		switch {
+		case errors.Is(err, ErrMemoryBudget):
+			rep.kind = 2
+		case errors.Is(err, ErrValueTooLarge):
+			rep.kind = 3
+		}
 		rep.err = fmt.Sprintf("node %d: %v", n.id, err)
 		if rep.err == "" {
 			rep.err = "sub-query failed"
@@ -407,7 +454,7 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func(abort bool
 			return nil, err
 		}
 		id := n.forks.Add(1)
-		msg := encodeSubQuery(&subQuery{fork: id, deadline: dl, analyze: r.analyze, start: k, limit: r.limit, steps: steps, table: part, filters: r.filters.wire()})
+		msg := encodeSubQuery(&subQuery{fork: id, deadline: dl, analyze: r.analyze, start: k, limit: r.limit, memory: r.memLimit(), steps: steps, table: part, filters: r.filters.wire()})
 		register(id)
 		forks = append(forks, sent{dst, id})
 		if err := r.eng.tr.Send(r.ctx, r.node, dst, msg); err != nil {
@@ -421,10 +468,34 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func(abort bool
 			st.Forks++
 		}
 	}
+	// drain waits, after cancelAll, for the replies of the children still
+	// running (a cancelled child answers at its next look at the
+	// context), so that the query's work has stopped on every node when
+	// it returns; a child that does not answer within drainGrace (a dead
+	// peer) is given up.
+	drain := func(got int) {
+		grace := time.NewTimer(drainGrace)
+		defer grace.Stop()
+		for ; got < len(forks); got++ {
+			select {
+			case <-ch:
+			case <-n.subq.ready:
+				if f := n.subq.pop(); f != nil {
+					f()
+				}
+				got--
+			case <-grace.C:
+				return
+			case <-r.eng.ctx.Done():
+				return
+			}
+		}
+	}
 	wait := func(abort bool) ([]*Table, error) {
 		defer unregister()
 		if abort {
 			cancelAll()
+			drain(0)
 			return nil, nil
 		}
 		var out []*Table
@@ -434,6 +505,7 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func(abort bool
 				got++
 				if pr.err != nil || pr.rep.err != "" {
 					cancelAll()
+					drain(got)
 					if err := r.ctx.Err(); err != nil {
 						// A child that saw the deadline (or the cancel)
 						// first: the query's own error says it best.
@@ -441,6 +513,12 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func(abort bool
 					}
 					if pr.err != nil {
 						return nil, pr.err
+					}
+					switch pr.rep.kind {
+					case 2:
+						return nil, fmt.Errorf("%w (%s)", ErrMemoryBudget, pr.rep.err)
+					case 3:
+						return nil, fmt.Errorf("%w (%s)", ErrValueTooLarge, pr.rep.err)
 					}
 					return nil, errors.New(pr.rep.err)
 				}
@@ -464,6 +542,7 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func(abort bool
 				}
 			case <-r.ctx.Done():
 				cancelAll()
+				drain(got)
 				return nil, r.ctx.Err()
 			case <-r.eng.ctx.Done():
 				// Closed: the children's replies may never come.
@@ -565,6 +644,9 @@ func (r *task) forkTo(k int, t *Table, owner int, st *StepStats, t0 time.Time) (
 	}
 	return r.finishFork(k, nil, wait, st, t0)
 }
+
+// drainGrace bounds the wait for a cancelled child's reply.
+const drainGrace = 2 * time.Second
 
 // submit runs f on a worker of node i as a new query.
 func (e *Engine) submit(ctx context.Context, i int, f func()) error {

@@ -49,6 +49,9 @@ type task struct {
 	// with a limit it runs depth first in batches and stops once it has
 	// them (stream.go); a fork sends it to the children.
 	limit int
+	// mem is the account of the query (or sub-query) the rows are
+	// charged to (nil: none).
+	mem *memAccount
 }
 
 // explore runs steps[k:] over t and returns the rows (full history), or
@@ -63,9 +66,15 @@ func (r *task) explore(k int, t *Table) (*Table, error) {
 		res.Vars = t.Vars
 		return res, nil
 	}
+	var held int64 // the charge of the rows of the last step made here
+	defer func() { r.mem.charge(-held) }()
 	for ; k < len(r.steps); k++ {
 		if err := r.ctx.Err(); err != nil {
 			return nil, err
+		}
+		if b := tableBytes(t); held > 0 || b > 0 {
+			r.mem.charge(b - held)
+			held = b
 		}
 		if t.N == 0 {
 			return t, nil
@@ -221,7 +230,10 @@ func (r *task) cross(t *Table, list []ID, to int) (*Table, error) {
 	n := min(t.N*len(list), maxPresize)
 	src := make([]int32, 0, n)
 	vals := make([]ID, 0, n)
-	sc := stopCheck{ctx: r.ctx}
+	g := growth{m: r.mem}
+	defer g.done()
+	rowBytes := int64(8*len(t.Cols) + 12)
+	sc := stopCheck{ctx: r.ctx, grow: func() { g.to(int64(len(src)) * rowBytes) }}
 	for row := 0; row < t.N; row++ {
 		if err := sc.add(1 + len(list)); err != nil {
 			return nil, err
@@ -469,6 +481,10 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 	}
 	src := make([]int32, 0, size)
 	var newTo, newPred []ID
+	g := growth{m: r.mem}
+	defer g.done()
+	rowBytes := int64(8*len(t.Cols) + 12)
+	sc.grow = func() { g.to(int64(len(src)) * rowBytes) }
 	if s.ToNew {
 		newTo = make([]ID, 0, size)
 	}

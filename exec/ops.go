@@ -486,7 +486,12 @@ func (q *queryRun) group(t *Table, n *planner.Group) (*Table, error) {
 		newGroup(nil) // one group, also over no rows
 	}
 	var key []byte
-	sc := stopCheck{ctx: q.ctx}
+	gr := growth{m: q.mem}
+	defer gr.done()
+	// A group: its key, its index entry and accumulators (GROUP_CONCAT's
+	// strings are bounded apart, by the value size).
+	groupBytes := int64(16*len(n.Keys) + 48*len(aggs) + 96)
+	sc := stopCheck{ctx: q.ctx, grow: func() { gr.to(int64(len(groups)) * groupBytes) }}
 	for r := 0; r < t.N; r++ {
 		if err := sc.add(1); err != nil {
 			return nil, err

@@ -22,8 +22,11 @@ type Result struct {
 	Triples  [][3]ID // a set: no triple twice; decode with Triple or Term
 	Plan     *planner.Plan
 	Analysis *Analysis // nil unless Options.Analyze
-	store    Store
-	locals   *TermTable
+	// PeakMemory is the most memory the query accounted at once (bytes;
+	// budget.go), on the coordinator (forked sub-queries account apart).
+	PeakMemory int64
+	store      Store
+	locals     *TermTable
 }
 
 // NumTriples returns the number of triples of a CONSTRUCT or DESCRIBE.
@@ -133,7 +136,27 @@ func (e *Engine) Execute(ctx context.Context, plan *planner.Plan, opts Options) 
 			res, err = nil, recovered(r)
 		}
 	}()
+	// A budget or value-size overrun cancels the query with its cause.
+	res0 := res
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	mem := e.newMemAccount(e.cfg.MaxQueryMemory, abort)
+	defer mem.close()
+	res.locals.account(mem)
 	q := newQueryRun(ctx, e, plan, opts, res)
+	q.mem = mem
+	q.env.MaxValue, q.env.Abort, q.env.Ctx = e.cfg.MaxValueBytes, func(err error) { abort(err) }, ctx
+	defer func() {
+		if err != nil {
+			if c := limitCause(ctx); c != nil {
+				res, err = nil, c
+			}
+		}
+		if res != nil {
+			res.PeakMemory = mem.peak.Load()
+		}
+		res0.locals.account(nil) // accounted no more once the query is done
+	}()
 	t := unitTable(0)
 	if plan.Root != nil {
 		if t, err = q.eval(plan.Root); err != nil {
@@ -176,11 +199,13 @@ func project(t *Table, vars []sparql.Var) *Table {
 
 // distinct keeps the first of equal rows (IDs are terms: equal IDs are
 // the same term).
-func distinct(ctx context.Context, t *Table) (*Table, error) {
+func distinct(ctx context.Context, mem *memAccount, t *Table) (*Table, error) {
 	seen := make(map[string]struct{}, t.N)
 	var src []int32
 	key := make([]byte, 0, 8*len(t.Cols))
-	sc := stopCheck{ctx: ctx}
+	g := growth{m: mem}
+	defer g.done()
+	sc := stopCheck{ctx: ctx, grow: func() { g.to(int64(len(src)) * int64(8*len(t.Cols)+52)) }}
 	for r := 0; r < t.N; r++ {
 		if err := sc.add(1); err != nil {
 			return nil, err

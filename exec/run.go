@@ -32,6 +32,7 @@ type queryRun struct {
 	res    *Result
 	locals *TermTable
 	env    *expr.Env
+	mem    *memAccount // nil: not accounted
 
 	mu    sync.Mutex
 	progs map[sparql.Expr]*expr.Program
@@ -53,7 +54,7 @@ func newQueryRun(ctx context.Context, e *Engine, plan *planner.Plan, opts Option
 // on returns the run evaluating on graph engine g (GRAPH), sharing
 // everything else.
 func (q *queryRun) on(g *Engine, ctx context.Context) *queryRun {
-	c := &queryRun{e: g, ctx: ctx, opts: q.opts, plan: q.plan, res: q.res, locals: q.locals, env: q.env,
+	c := &queryRun{e: g, ctx: ctx, opts: q.opts, plan: q.plan, res: q.res, locals: q.locals, env: q.env, mem: q.mem,
 		progs: q.progs, aggs: q.aggs, seeds: q.seeds}
 	return c
 }
@@ -277,8 +278,20 @@ func withRowNumbers(t *Table, v sparql.Var) *Table {
 // ---------------------------------------------------------------------------
 // Dispatch
 
-// eval evaluates a plan node to its rows.
+// eval evaluates a plan node to its rows. What the node's inputs and
+// state cost is released once it returns, and its result charged
+// (budget.go).
 func (q *queryRun) eval(n planner.Node) (*Table, error) {
+	base := q.mem.tablesNow()
+	t, err := q.evalNode(n)
+	if err != nil {
+		return nil, err
+	}
+	q.mem.settle(base, tableBytes(t))
+	return t, q.ctx.Err()
+}
+
+func (q *queryRun) evalNode(n planner.Node) (*Table, error) {
 	if err := q.ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -404,7 +417,7 @@ func (q *queryRun) eval(n planner.Node) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		return distinct(q.ctx, t)
+		return distinct(q.ctx, q.mem, t)
 	case *planner.OrderBy:
 		t, err := q.eval(n.Input)
 		if err != nil {
@@ -509,7 +522,7 @@ func (q *queryRun) explore(n *planner.Explore, seed *Table, out *sink) (*Table, 
 	if err != nil {
 		return nil, err
 	}
-	t, stats, coord, err := q.e.runExploreFrom(q.ctx, n, seed, flt, q.opts, out)
+	t, stats, coord, err := q.e.runExploreFrom(q.ctx, n, seed, flt, q.opts, out, q.mem)
 	if err != nil {
 		return nil, err
 	}

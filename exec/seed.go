@@ -238,7 +238,7 @@ func checkCarried(t *Table, clashes [][2]int) *Table {
 // empty). A panic on the worker becomes the query's error. It returns
 // once the worker has stopped: when ctx ends, the worker stops at its next
 // look at the context (exec/cancel.go), or never starts.
-func (e *Engine) runExploreFrom(ctx context.Context, ex *planner.Explore, seed *Table, flt *stepFilters, opts Options, out *sink) (*Table, []StepStats, int, error) {
+func (e *Engine) runExploreFrom(ctx context.Context, ex *planner.Explore, seed *Table, flt *stepFilters, opts Options, out *sink, mem *memAccount) (*Table, []StepStats, int, error) {
 	start, clashes := seedTable(ex, seed)
 	flt.setVars(start.Vars)
 	if ex.Empty {
@@ -261,7 +261,7 @@ func (e *Engine) runExploreFrom(ctx context.Context, ex *planner.Explore, seed *
 			coord = o
 		}
 	}
-	t := &task{eng: e, node: coord, ctx: ctx, steps: ex.Steps, ncols: len(start.Vars), analyze: opts.Analyze, filters: flt}
+	t := &task{eng: e, node: coord, ctx: ctx, steps: ex.Steps, ncols: len(start.Vars), analyze: opts.Analyze, filters: flt, mem: mem}
 	if opts.Analyze {
 		t.stats = make([]StepStats, len(ex.Steps))
 	}

@@ -189,6 +189,9 @@ func (r *task) streamStep(k int, s *planner.Step, t *Table, out *sink, st *StepS
 		st.RowsOut += uint64(u.N)
 		st.Time += time.Since(t0)
 	}
+	b := tableBytes(u)
+	r.mem.charge(b)
+	defer r.mem.charge(-b)
 	return r.stream(k+1, u, out)
 }
 
@@ -218,7 +221,11 @@ func (r *task) streamIndex(k int, s *planner.Step, t *Table, out *sink, st *Step
 			st.RowsOut += uint64(u.N)
 			st.Time += time.Since(t0)
 		}
-		if done, err := r.stream(k+1, u, out); done || err != nil {
+		b := tableBytes(u)
+		r.mem.charge(b)
+		done, err := r.stream(k+1, u, out)
+		r.mem.charge(-b)
+		if done || err != nil {
 			return done, err
 		}
 		if st != nil {

@@ -89,6 +89,7 @@ const LocalIDBase ID = 1 << 62
 // TermTable holds a query's local terms (IDs from LocalIDBase). It is
 // safe for concurrent use.
 type TermTable struct {
+	mem   *memAccount // the query's, while it runs (nil: none)
 	mu    sync.Mutex
 	terms []rdf.Term
 	ids   map[rdf.Term]ID
@@ -107,7 +108,15 @@ func (tt *TermTable) Intern(t rdf.Term) ID {
 	id := LocalIDBase + ID(len(tt.terms))
 	tt.terms = append(tt.terms, t)
 	tt.ids[t] = id
+	tt.mem.chargeTerm(termBytes(t.Value, t.Datatype, t.Lang))
 	return id
+}
+
+// account sets the memory account the table's new terms are charged to.
+func (tt *TermTable) account(m *memAccount) {
+	tt.mu.Lock()
+	tt.mem = m
+	tt.mu.Unlock()
 }
 
 // Term returns the term of a local ID.

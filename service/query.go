@@ -227,6 +227,15 @@ var algebraType = regexp.MustCompile(`\*sparql\.([A-Za-z]+)`)
 // maps: unsupported features become web.ErrUnsupported, with the algebra
 // type named after its SPARQL syntax.
 func engineError(err error, q *sparql.Query) error {
+	var me *exec.MemoryError
+	switch {
+	case errors.As(err, &me) && me.Server:
+		return fmt.Errorf("%w: %v", web.ErrServerMemory, err)
+	case errors.Is(err, exec.ErrMemoryBudget):
+		return fmt.Errorf("%w: %v", web.ErrQueryMemory, err)
+	case errors.Is(err, exec.ErrValueTooLarge):
+		return fmt.Errorf("%w: %v", web.ErrValueTooLarge, err)
+	}
 	if !errors.Is(err, planner.ErrUnsupported) {
 		return err
 	}

@@ -30,6 +30,12 @@ type Options struct {
 	// Workers is the number of worker goroutines per node of the engine
 	// (default GOMAXPROCS).
 	Workers int
+	// MaxQueryMemory, MaxMemory and MaxValueBytes bound a query's
+	// accounted memory, the sum over running queries, and a string an
+	// expression makes (exec.Config: 0 the engine's defaults, a negative
+	// memory none).
+	MaxQueryMemory, MaxMemory int64
+	MaxValueBytes             int
 	// Mode is the execution mode of queries that do not ask for one
 	// (web.QueryRequest.Mode): planner.ModeAuto (the planner chooses per
 	// step), ModeInPlace or ModeForkJoin.
@@ -259,7 +265,8 @@ func (s *Service) newBlankPrefix() string {
 // newEngine returns the engine over ds: exec.NewDatasetEngine, or
 // Options.NewEngine over the default graph.
 func (s *Service) newEngine(ds *graphstore.Dataset) (*exec.Engine, error) {
-	cfg := exec.Config{Workers: s.opts.Workers}
+	cfg := exec.Config{Workers: s.opts.Workers, MaxQueryMemory: s.opts.MaxQueryMemory, MaxMemory: s.opts.MaxMemory,
+		MaxValueBytes: s.opts.MaxValueBytes}
 	if s.opts.NewEngine == nil {
 		return exec.NewDatasetEngine(ds, cfg)
 	}

@@ -335,6 +335,14 @@ var (
 	ErrForbidden = errors.New("forbidden")
 	// ErrNotReady: the backend is still loading (503).
 	ErrNotReady = errors.New("not ready")
+	// ErrQueryMemory: the query needed more than its memory budget (507).
+	ErrQueryMemory = errors.New("query memory budget exceeded")
+	// ErrValueTooLarge: an expression would make a string past the
+	// value size limit (507).
+	ErrValueTooLarge = errors.New("value too large")
+	// ErrServerMemory: the running queries together need more than the
+	// server's memory budget (503, retry later).
+	ErrServerMemory = errors.New("server memory budget exceeded")
 	// ErrUpstream: a source the request names (LOAD <iri>) could not be
 	// fetched or parsed (502).
 	ErrUpstream = errors.New("upstream failure")

@@ -17,6 +17,13 @@ import (
 // (too many concurrent queries).
 const TimeoutStatus = http.StatusGatewayTimeout
 
+// QueryMemoryStatus is the status of a query stopped because it needed
+// more memory than its budget (--max-query-memory) or made a string past
+// --max-value-bytes: 507 Insufficient Storage, so that clients can tell it
+// from a timeout (504) and from the server's budget being used by every
+// query together (503, server_memory, with Retry-After).
+const QueryMemoryStatus = http.StatusInsufficientStorage
+
 // statusClientClosed is logged (never sent) when the client went away.
 const statusClientClosed = 499
 
@@ -77,6 +84,12 @@ func statusOf(err error) apiError {
 		return apiError{Status: http.StatusBadRequest, Error: "bad_request", Message: err.Error()}
 	case errors.Is(err, ErrUpstream):
 		return apiError{Status: http.StatusBadGateway, Error: "upstream", Message: err.Error()}
+	case errors.Is(err, ErrQueryMemory):
+		return apiError{Status: QueryMemoryStatus, Error: "query_memory", Message: err.Error()}
+	case errors.Is(err, ErrValueTooLarge):
+		return apiError{Status: QueryMemoryStatus, Error: "value_too_large", Message: err.Error()}
+	case errors.Is(err, ErrServerMemory):
+		return apiError{Status: http.StatusServiceUnavailable, Error: "server_memory", Message: err.Error()}
 	case errors.Is(err, ErrNotReady):
 		return apiError{Status: http.StatusServiceUnavailable, Error: "not_ready", Message: err.Error()}
 	}

@@ -72,6 +72,9 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	var peers listFlag
 	fs.Var(&peers, "peers", "fabric address of every node (HOST:PORT,HOST:PORT,…): run as node --node of that cluster over --data")
 	modeName := fs.String("mode", "auto", "execution mode of every query: auto, in-place or fork-join")
+	maxQueryMem := fs.Int64("max-query-memory", 0, "memory one query may account, in bytes (default 1/32 of RAM, at least 256 MiB; negative: none); past it 507")
+	maxMem := fs.Int64("max-memory", 0, "memory all running queries together may account, in bytes (default 1/16 of RAM, at least 512 MiB; negative: none); past it 503")
+	maxValue := fs.Int("max-value-bytes", 0, "largest string an expression may make (CONCAT, REPLACE, GROUP_CONCAT, …), in bytes (default 16 MiB); past it 507")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -103,7 +106,8 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 		defer node.Close()
 		backend, registry = node.Backend(), node.Registry()
 	} else {
-		svc, err := openServeService(*data, *empty, service.Options{Mode: mode, LoadMaxBytes: *loadMax, LoadTimeout: *loadTimeout}, *token != "")
+		svc, err := openServeService(*data, *empty, service.Options{Mode: mode, LoadMaxBytes: *loadMax, LoadTimeout: *loadTimeout,
+			MaxQueryMemory: *maxQueryMem, MaxMemory: *maxMem, MaxValueBytes: *maxValue}, *token != "")
 		if err != nil {
 			return err
 		}

@@ -31,6 +31,7 @@ type AggregateProgram struct {
 	distinct  bool
 	separator string
 	arg       *Program // nil for COUNT(*)
+	env       *Env
 }
 
 // CompileAggregate compiles a. The semantics, per aggregate, over the
@@ -49,7 +50,7 @@ type AggregateProgram struct {
 //     separator into a simple literal, skipping unbound and error values;
 //     "" for an empty group; an IRI or blank node makes it an error.
 func CompileAggregate(a *sparql.Aggregate, env *Env) (*AggregateProgram, error) {
-	p := &AggregateProgram{name: a.Name, distinct: a.Distinct, separator: a.Separator}
+	p := &AggregateProgram{name: a.Name, distinct: a.Distinct, separator: a.Separator, env: env}
 	switch a.Name {
 	case "COUNT", "SUM", "AVG", "MIN", "MAX", "SAMPLE", "GROUP_CONCAT":
 	default:
@@ -284,6 +285,10 @@ func (g *groupConcatAgg) Add(row Binding) {
 	}
 	if !v.kind.isLiteral() {
 		g.failed = true
+		return
+	}
+	if g.p.env.checkSize("GROUP_CONCAT", g.b.Len()+len(g.p.separator)+len(v.Term().Value)) != nil {
+		g.failed = true // and the query ends (Env.Abort)
 		return
 	}
 	if g.any {

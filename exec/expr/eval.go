@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"context"
 	crand "crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -69,6 +70,16 @@ type Env struct {
 	// not be the prefix of any label in the data. When empty, the first
 	// Compile sets a random one.
 	BlankPrefix string
+	// MaxValue bounds the bytes of a string a function makes (0:
+	// DefaultMaxValue); past it the function fails with ErrValueTooLarge.
+	MaxValue int
+	// Abort, when set, is told of an error that must end the query (a
+	// value past MaxValue): the engine cancels the query with it.
+	Abort func(error)
+	// Ctx, when set, is the query's context: functions whose work grows
+	// with their input (large strings, a regex compiled per row) stop once
+	// it is done.
+	Ctx context.Context
 
 	once    sync.Once
 	now     Value

@@ -157,7 +157,7 @@ func (c *compiler) compileCall(e *sparql.CallExpr) (node, error) {
 	case "ROUND":
 		return strict1(args[0], func(v Value) (Value, error) { return numRound('r', v) }), nil
 	case "CONCAT":
-		return concatNode(args), nil
+		return concatNode(env, args), nil
 	case "SUBSTR":
 		if len(args) == 2 {
 			return strict2(args[0], args[1], func(s, start Value) (Value, error) {
@@ -179,9 +179,13 @@ func (c *compiler) compileCall(e *sparql.CallExpr) (node, error) {
 		if e.Name == "LCASE" {
 			f = strings.ToLower
 		}
+		name := e.Name
 		return strict1(args[0], func(v Value) (Value, error) {
 			if !v.isStringLit() {
 				return Value{}, errNotString
+			}
+			if err := env.checkSize(name, len(v.str())); err != nil {
+				return Value{}, err
 			}
 			return stringLike(f(v.str()), v), nil
 		}), nil
@@ -190,7 +194,11 @@ func (c *compiler) compileCall(e *sparql.CallExpr) (node, error) {
 			if !v.isStringLit() {
 				return Value{}, errNotString
 			}
-			return String(encodeForURI(v.str())), nil
+			out := encodeForURI(v.str())
+			if err := env.checkSize("ENCODE_FOR_URI", len(out)); err != nil {
+				return Value{}, err
+			}
+			return String(out), nil
 		}), nil
 	case "CONTAINS", "STRSTARTS", "STRENDS":
 		var f func(string, string) bool
@@ -382,7 +390,7 @@ func bnodeFromString(env *Env) func(row Binding, v Value) (Value, error) {
 	}
 }
 
-func concatNode(args []node) node {
+func concatNode(env *Env, args []node) node {
 	return func(row Binding) (Value, error) {
 		var b strings.Builder
 		lang, sameLang := "", true
@@ -393,6 +401,9 @@ func concatNode(args []node) node {
 			}
 			if !v.isStringLit() {
 				return Value{}, errNotString
+			}
+			if err := env.checkSize("CONCAT", b.Len()+len(v.str())); err != nil {
+				return Value{}, err
 			}
 			if i == 0 {
 				lang = v.term.Lang

@@ -205,6 +205,9 @@ func (c *compiler) compileRegexCall(e *sparql.CallExpr) (node, error) {
 			if pat.kind != KindString || flags.kind != KindString {
 				return Value{}, errNotSimple
 			}
+			if err := c.env.stopped(); err != nil {
+				return Value{}, err // a regex per row: each compile costs
+			}
 			if re, err = getRegex(pat.str(), flags.str()); err != nil {
 				return Value{}, err
 			}
@@ -222,7 +225,10 @@ func (c *compiler) compileRegexCall(e *sparql.CallExpr) (node, error) {
 		if re.matchesEmpty {
 			return Value{}, errEmptyMatch
 		}
-		out, err := xpathReplace(re.re, text.str(), repl.str())
+		if err := c.env.stopped(); err != nil && len(text.str()) > 1<<16 {
+			return Value{}, err
+		}
+		out, err := xpathReplace(c.env, re.re, text.str(), repl.str())
 		if err != nil {
 			return Value{}, err
 		}
@@ -234,7 +240,7 @@ func (c *compiler) compileRegexCall(e *sparql.CallExpr) (node, error) {
 // n-th group ("" if it did not take part; the longest run of digits that
 // names an existing group, as fn:replace says), "\$" a dollar and "\\" a
 // backslash; any other "\" or "$" is an error.
-func xpathReplace(re *regexp.Regexp, s, repl string) (string, error) {
+func xpathReplace(env *Env, re *regexp.Regexp, s, repl string) (string, error) {
 	// Validate once, before the first match.
 	for i := 0; i < len(repl); i++ {
 		switch repl[i] {
@@ -253,6 +259,9 @@ func xpathReplace(re *regexp.Regexp, s, repl string) (string, error) {
 	var b strings.Builder
 	last := 0
 	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+		if err := env.checkSize("REPLACE", b.Len()+m[0]-last+len(repl)); err != nil {
+			return "", err
+		}
 		b.WriteString(s[last:m[0]])
 		for i := 0; i < len(repl); i++ {
 			c := repl[i]

@@ -1,0 +1,137 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wukongd/wukongd/planner"
+)
+
+// newBudgetEngine is an engine over diffData with a small per-query
+// budget (and the engine's default for all queries).
+func newBudgetEngine(t *testing.T, shards int, cfg Config) *Engine {
+	t.Helper()
+	e, err := NewGraphEngine(buildGraph(t, diffData(t, 6000), shards), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// TestValueTooLarge: issue 13's string probes — REPLACE of a string by
+// itself chained, CONCAT doubling — end with ErrValueTooLarge as soon as a
+// value passes the bound, instead of growing without end (a BIND error
+// would only leave the variable unbound and the work go on).
+func TestValueTooLarge(t *testing.T) {
+	a100 := strings.Repeat("a", 100)
+	var doubling strings.Builder
+	doubling.WriteString(`SELECT ?x30 { BIND("` + strings.Repeat("ab", 512) + `" AS ?x0) `)
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&doubling, "BIND(CONCAT(?x%d, ?x%d) AS ?x%d) ", i-1, i-1, i)
+	}
+	doubling.WriteString("}")
+	probes := []string{
+		`SELECT ?x4 { BIND("` + a100 + `" AS ?x0) BIND(REPLACE(?x0, "a", ?x0) AS ?x1) BIND(REPLACE(?x1, "a", ?x1) AS ?x2)
+			BIND(REPLACE(?x2, "a", ?x2) AS ?x3) BIND(REPLACE(?x3, "a", ?x3) AS ?x4) }`,
+		doubling.String(),
+		`SELECT * { ?s ?p ?o FILTER(STRLEN(REPLACE(REPLACE(REPLACE(STR(?s), ".", STR(?s)), ".", STR(?s)), ".", STR(?s))) > 0) } LIMIT 1`,
+		`SELECT (GROUP_CONCAT(?l) AS ?all) { ?s ?p ?o BIND(CONCAT(STR(?s), STR(?p), STR(?o), "` + strings.Repeat("x", 4000) + `") AS ?l) }`,
+	}
+	for _, shards := range []int{1, 4} {
+		e := newBudgetEngine(t, shards, Config{MaxValueBytes: 1 << 20})
+		for _, q := range probes {
+			_, err := e.Query(context.Background(), q, Options{Mode: planner.ModeForkJoin})
+			if !errors.Is(err, ErrValueTooLarge) {
+				t.Errorf("%d shards: %.80s…: %v, want ErrValueTooLarge", shards, q, err)
+			}
+		}
+		// Under the bound, the same functions work.
+		res, err := e.Query(context.Background(), `SELECT ?x2 { BIND("aa" AS ?x0) BIND(REPLACE(?x0, "a", ?x0) AS ?x1) BIND(CONCAT(?x1, ?x1) AS ?x2) }`, Options{})
+		if err != nil || res.Len() != 1 || res.Row(0, nil)[0].Value != "aaaaaaaa" {
+			t.Errorf("%d shards: a small REPLACE and CONCAT: %v", shards, err)
+		}
+	}
+}
+
+// TestMemoryBudget: a query whose tables pass its budget — the cross
+// product of every triple with every triple (36 million rows), its
+// DISTINCT, its ORDER BY, a hash join of it — fails with ErrMemoryBudget
+// in every mode, its accounted peak stays near the budget, and once it has
+// failed the engine accounts nothing for it any more. A query within the
+// budget still answers.
+func TestMemoryBudget(t *testing.T) {
+	const budget = 16 << 20
+	probes := []string{
+		`SELECT * { ?a ?b ?c . ?d ?e ?f }`,
+		`SELECT DISTINCT ?a ?f { ?a ?b ?c . ?d ?e ?f }`,
+		`SELECT * { ?a ?b ?c . ?d ?e ?f } ORDER BY ?c ?f`,
+		`SELECT (COUNT(*) AS ?n) { ?a ?b ?c . ?d ?e ?f }`,
+		`SELECT ?l { ?a ?b ?c BIND(CONCAT(STR(?a), STR(?c), STR(RAND())) AS ?l) . ?d ?e ?f }`,
+	}
+	for _, shards := range []int{1, 4} {
+		e := newBudgetEngine(t, shards, Config{MaxQueryMemory: budget})
+		for _, m := range modes {
+			for _, q := range probes {
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				_, err := e.Query(ctx, q, Options{Mode: m})
+				cancel()
+				var me *MemoryError
+				if !errors.As(err, &me) && !errors.Is(err, ErrMemoryBudget) {
+					t.Errorf("%d shards %v: %s: %v, want ErrMemoryBudget", shards, m, q, err)
+				}
+				if u := e.memUsed.Load(); u != 0 {
+					t.Errorf("%d shards %v: %s: %d bytes still accounted after it failed", shards, m, q, u)
+				}
+			}
+			res, err := e.Query(context.Background(), `SELECT * { ?s ?p ?o }`, Options{Mode: m, Analyze: true})
+			if err != nil || res.Len() < 6000 {
+				t.Fatalf("%d shards %v: a query within the budget: %v", shards, m, err)
+			}
+			if res.PeakMemory <= 0 || res.PeakMemory > budget {
+				t.Errorf("%d shards %v: peak %d bytes for every triple, want in (0, %d]", shards, m, res.PeakMemory, budget)
+			}
+		}
+	}
+	// The server's budget: one query past it fails with Server set.
+	e := newBudgetEngine(t, 1, Config{MaxQueryMemory: -1, MaxMemory: budget})
+	_, err := e.Query(context.Background(), probes[0], Options{})
+	var me *MemoryError
+	if !errors.As(err, &me) || !me.Server {
+		t.Errorf("past the server's budget: %v, want a *MemoryError with Server", err)
+	}
+}
+
+// TestStopsBeforeReturn: issue 13's per-row REGEX probe — a pattern made
+// per row, so compiled per row — with a short deadline returns the
+// deadline's error, and no worker is still running it once Run returned
+// (the concurrency slot held until then bounds real work).
+func TestStopsBeforeReturn(t *testing.T) {
+	for _, shards := range []int{1, 4} {
+		e := newBudgetEngine(t, shards, Config{})
+		for _, m := range modes {
+			for _, q := range []string{
+				`SELECT * { ?a ?b ?c . ?d ?e ?f FILTER(REGEX(STR(?c), CONCAT(STR(?f), "(a|b|c)*x{1,100}"))) }`,
+				`SELECT * { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i } LIMIT 100000000`,
+			} {
+				ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+				_, err := e.Query(ctx, q, Options{Mode: m})
+				cancel()
+				if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrMemoryBudget) {
+					t.Errorf("%d shards %v: %.60s: %v, want the deadline", shards, m, q, err)
+				}
+				// A worker decrements busy just after handing its result.
+				for i := 0; e.busy.Load() != 0 && i < 100; i++ {
+					time.Sleep(time.Millisecond)
+				}
+				if b := e.busy.Load(); b != 0 {
+					t.Errorf("%d shards %v: %.60s: %d workers still busy after Run returned", shards, m, q, b)
+				}
+			}
+		}
+	}
+}
