@@ -43,6 +43,11 @@ type builder struct {
 
 	// ctx is the parse's context, checked once per group.
 	ctx context.Context
+
+	// text is the text as written; lifted are its dense VALUES blocks that
+	// the parser saw empty (liftValues), by the position of their '{'.
+	text   string
+	lifted map[Pos]*liftedBlock
 }
 
 func newBuilder(tokens *antlr.CommonTokenStream) *builder {
@@ -743,6 +748,9 @@ func (b *builder) dataBlock(ctx parser.IDataBlockContext) *Values {
 		for _, d := range o.AllDataBlockValue() {
 			v.Rows = append(v.Rows, []rdf.Term{b.dataBlockValue(d)})
 		}
+		if lb := b.lifted[tokPos(o.LBRACE().GetSymbol())]; lb != nil {
+			b.liftedRows(v, lb, true)
+		}
 		return v
 	}
 	f := c.InlineDataFull().(*parser.InlineDataFullContext)
@@ -760,6 +768,9 @@ func (b *builder) dataBlock(ctx parser.IDataBlockContext) *Values {
 			switch x.GetSymbol().GetTokenType() {
 			case parser.SparqlLexerLBRACE:
 				inRows = true
+				if lb := b.lifted[tokPos(x.GetSymbol())]; lb != nil {
+					b.liftedRows(v, lb, false)
+				}
 			case parser.SparqlLexerLPAREN:
 				if inRows {
 					row = []rdf.Term{}

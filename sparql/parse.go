@@ -165,7 +165,8 @@ func parseWith(ctx context.Context, text string, rule func(*parser.SparqlParser)
 			err = pa.err
 		}
 	}()
-	input := antlr.NewInputStream(text)
+	parsed, lifted := liftValues(text)
+	input := antlr.NewInputStream(parsed)
 	lx := parser.NewSparqlLexer(input)
 	lx.RemoveErrorListeners()
 	tokens := antlr.NewCommonTokenStream(&guardedLexer{SparqlLexer: lx, ctx: ctx}, antlr.TokenDefaultChannel)
@@ -190,7 +191,7 @@ func parseWith(ctx context.Context, text string, rule func(*parser.SparqlParser)
 		}
 	}
 	b := newBuilder(tokens)
-	b.ctx = ctx
+	b.ctx, b.text, b.lifted = ctx, text, lifted
 	defer func() {
 		if r := recover(); r != nil {
 			bo, ok := r.(bailout)
