@@ -118,9 +118,11 @@ func (s *server) rss() (now, peak int64) {
 	return now, peak
 }
 
-// alive checks that the server answers /healthz within 2 s.
+// alive checks that the server answers /healthz within 10 s (under
+// attack, on two shared cores, the process may be starved for seconds;
+// the attackers' test reports how long it took).
 func (s *server) alive() error {
-	c := &http.Client{Timeout: 2 * time.Second}
+	c := &http.Client{Timeout: 10 * time.Second}
 	resp, err := c.Get(s.url + "/healthz")
 	if err != nil {
 		return fmt.Errorf("server does not answer: %v", err)
@@ -344,13 +346,14 @@ func sizeProbes(mb, invalid int) []probe {
 		b.WriteString("} }")
 		return b.String()
 	}
+	valuesText, insertText := values(), insert() // built once, outside the probes' time
 	return []probe{
 		{name: fmt.Sprintf("VALUES of %d MB", mb), want: []int{200, 504}, bound: timeout + slack, run: func(s *server) outcome {
-			h, b := sparqlPOST(values())
+			h, b := sparqlPOST(valuesText)
 			return s.request("POST", "/sparql", h, b)
 		}},
 		{name: fmt.Sprintf("INSERT DATA of %d MB", mb), want: []int{204, 504}, bound: timeout + slack, run: func(s *server) outcome {
-			return s.request("POST", "/update", map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/sparql-update"}, insert())
+			return s.request("POST", "/update", map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/sparql-update"}, insertText)
 		}},
 		{name: fmt.Sprintf("%d distinct invalid 1 MB queries", invalid), want: []int{400, 504}, bound: time.Duration(invalid) * (timeout + slack), run: func(s *server) outcome {
 			var o outcome
@@ -644,6 +647,7 @@ func TestAttackers(t *testing.T) {
 		}(a)
 	}
 	var slow []time.Duration
+	var worstHealth time.Duration
 	for ctx.Err() == nil {
 		start := time.Now()
 		o := s.request("GET", query("ASK {}"), nil, "")
@@ -651,9 +655,11 @@ func TestAttackers(t *testing.T) {
 			t.Errorf("reader: %d %v", o.status, o.err)
 		}
 		slow = append(slow, time.Since(start))
+		hstart := time.Now()
 		if err := s.alive(); err != nil {
 			t.Fatalf("%v\n%s", err, s.out.String())
 		}
+		worstHealth = max(worstHealth, time.Since(hstart))
 		s.checkRSS(t, budget(), "attack")
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -666,7 +672,8 @@ func TestAttackers(t *testing.T) {
 	for _, d := range slow {
 		worst = max(worst, d)
 	}
-	t.Logf("%d probe kinds run %v; reader's worst ASK {} %s; RSS now %d MiB, peak %d MiB (budget %d MiB)", len(counts), counts, worst, now, peak, budget())
+	t.Logf("%d probe kinds run %v; reader's worst ASK {} %s, worst /healthz %s; RSS now %d MiB, peak %d MiB (budget %d MiB)",
+		len(counts), counts, worst, worstHealth.Round(time.Millisecond), now, peak, budget())
 }
 
 // engineProbes are the expensive queries of the issue: each must end (its
