@@ -71,6 +71,9 @@ func NewClosure(o *Ontology, opts Options) *Closure {
 // not explicit), in no particular order.
 func Materialize(ctx context.Context, o *Ontology, explicit []Triple, opts Options) (*Closure, []Triple, Stats, error) {
 	c := NewClosure(o, opts)
+	for i := range c.parts { // explicit and about half again inferred, without regrowing
+		c.parts[i] = newTripleSet(3 * len(explicit) / (2 * len(c.parts)))
+	}
 	delta := c.insert(explicit)
 	st := Stats{Explicit: uint64(len(delta))}
 	inferred, rounds, err := c.run(ctx, delta)
@@ -261,8 +264,15 @@ const fireChunk = 4096
 func (c *Closure) fireRouted(delta []Triple, facts Facts) [][][]Triple {
 	routed := make([][][]Triple, c.workers)
 	firers := make([]firer, c.workers)
+	// Room for about two conclusions per delta fact, so that few
+	// buffers grow by copying (measured: the copies were a fifth of the
+	// time on LUBM-10).
+	per := 2 * len(delta) / (c.workers * len(c.parts))
 	for w := range routed {
 		bufs := make([][]Triple, len(c.parts))
+		for p := range bufs {
+			bufs[p] = make([]Triple, 0, per)
+		}
 		routed[w] = bufs
 		firers[w] = firer{o: c.o, isLiteral: c.opts.IsLiteral, emit: func(t Triple) {
 			p := partOf(hashTriple(t))
