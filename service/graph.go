@@ -2,7 +2,12 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
 
 	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/loader"
@@ -109,13 +114,21 @@ func (s *Service) applyChanges(ctx context.Context, ds *graphstore.Dataset, chan
 // parseBody parses a Graph Store Protocol body with package loader; its
 // blank nodes get labels no other body or INSERT uses.
 func (s *Service) parseBody(ctx context.Context, body web.GraphBody) ([]rdf.Triple, error) {
+	if body.MediaType == "multipart/form-data" {
+		return s.parseParts(ctx, body)
+	}
 	f, ok := loader.FormatForMediaType(body.MediaType)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q (send N-Triples, N-Quads, Turtle, TriG or RDF/XML)", web.ErrUnsupportedMediaType, body.MediaType)
 	}
+	return s.parseDoc(ctx, f, body.Base, body.Body)
+}
+
+// parseDoc parses one RDF document of a body.
+func (s *Service) parseDoc(ctx context.Context, f loader.Format, base string, r io.Reader) ([]rdf.Triple, error) {
 	var triples []rdf.Triple
-	opts := loader.Options{Name: "request body", Base: body.Base, BlankPrefix: s.newBlankPrefix()}
-	err := loader.Parse(body.Body, f, opts, func(q rdf.Quad) error {
+	opts := loader.Options{Name: "request body", Base: base, BlankPrefix: s.newBlankPrefix()}
+	err := loader.Parse(r, f, opts, func(q rdf.Quad) error {
 		if !q.G.IsZero() {
 			return fmt.Errorf("%w: the body has a statement in graph %s; a Graph Store Protocol body is one graph (its target is ?default or ?graph=)", web.ErrBadRequest, q.G)
 		}
@@ -128,6 +141,42 @@ func (s *Service) parseBody(ctx context.Context, body web.GraphBody) ([]rdf.Trip
 		return nil
 	})
 	return triples, err
+}
+
+// parseParts parses a multipart/form-data body: every part is an RDF
+// document (its Content-Type, or its file name's extension when the type is
+// missing or generic), with blank nodes of its own.
+func (s *Service) parseParts(ctx context.Context, body web.GraphBody) ([]rdf.Triple, error) {
+	mr := multipart.NewReader(body.Body, body.Boundary)
+	var all []rdf.Triple
+	for n := 1; ; n++ {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return all, nil
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: multipart body: %v", web.ErrBadRequest, err)
+		}
+		ct := part.Header.Get("Content-Type")
+		f, ok := loader.FormatForMediaType(ct)
+		if !ok || ct == "" || strings.HasPrefix(ct, "text/plain") {
+			if pf, pok := loader.FormatForPath(part.FileName()); pok {
+				f, ok = pf, true
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: part %d (%s): %q (send N-Triples, Turtle or RDF/XML parts)", web.ErrUnsupportedMediaType, n, part.FileName(), ct)
+		}
+		ts, err := s.parseDoc(ctx, f, body.Base, part)
+		if err != nil {
+			return nil, fmt.Errorf("part %d (%s): %w", n, part.FileName(), err)
+		}
+		all = append(all, ts...)
+	}
 }
 
 // graphTriples returns the triples of st decoded with d (the dataset's

@@ -159,3 +159,46 @@ func TestLoadOverHTTP(t *testing.T) {
 		t.Fatalf("after LOAD: %q, %v", got, err)
 	}
 }
+
+// TestMultipartPost: a Graph Store POST of multipart/form-data merges
+// every part into the graph in one change (blank nodes scoped per part);
+// a part that does not parse changes nothing.
+func TestMultipartPost(t *testing.T) {
+	svc := openService(t, NewEmpty, Options{Shards: 2})
+	_, hs := serve(t, svc, func(o *web.Options) { o.UpdateToken = "tok" })
+	post := func(body string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, hs.URL+"/store?graph=http%3A%2F%2Fexample.org%2Fg", strings.NewReader(body))
+		req.Header.Set("Content-Type", "multipart/form-data; boundary=XX")
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := hs.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	part := func(name, ctype, doc string) string {
+		h := "--XX\r\nContent-Disposition: form-data; name=\"" + name + "\"; filename=\"" + name + "\"\r\n"
+		if ctype != "" {
+			h += "Content-Type: " + ctype + "\r\n"
+		}
+		return h + "\r\n" + doc + "\r\n"
+	}
+	body := part("a.ttl", "text/turtle", "<http://example.org/s> <http://example.org/p> _:b . _:b <http://example.org/q> 1 .") +
+		part("b.nt", "", "<http://example.org/s> <http://example.org/p> _:b .") + "--XX--\r\n"
+	if code := post(body); code != http.StatusCreated {
+		t.Fatalf("multipart POST: %d, want 201", code)
+	}
+	st := state(t, svc)
+	if n := strings.Count(st, "<http://example.org/p> _:"); n != 2 || strings.Count(st, "\n") != 5 {
+		t.Fatalf("after the multipart POST (two parts, blank nodes of their own):\n%s", st)
+	}
+	bad := part("c.ttl", "text/turtle", "<http://example.org/x> <http://example.org/p> 2 .") + part("d.ttl", "text/turtle", "<http://example.org/x> <http://example.org/p> .") + "--XX--\r\n"
+	if code := post(bad); code != http.StatusBadRequest {
+		t.Fatalf("multipart POST with a bad part: %d, want 400", code)
+	}
+	if got := state(t, svc); got != st {
+		t.Fatalf("a failed multipart POST changed the graph:\n%s", got)
+	}
+}

@@ -240,6 +240,11 @@ type GraphBody struct {
 	// (text/turtle, application/n-triples, application/rdf+xml, …). A
 	// backend that cannot parse it returns ErrUnsupportedMediaType.
 	MediaType string
+	// Boundary is set for a multipart/form-data POST (MediaType
+	// "multipart/form-data"): Body is then several RDF documents, one a
+	// part, each with its own Content-Type, all merged into the graph in
+	// one change.
+	Boundary string
 	// Base is the base IRI for relative IRIs: the graph IRI, or the
 	// request URL for the default graph.
 	Base string

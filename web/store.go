@@ -102,20 +102,26 @@ func (s *Server) handleStore(c *gin.Context) {
 		c.Status(http.StatusNoContent)
 	case http.MethodPut, http.MethodPost:
 		ct := c.GetHeader("Content-Type")
-		mt, _, err := mime.ParseMediaType(ct)
+		mt, mtParams, err := mime.ParseMediaType(ct)
 		if ct == "" || err != nil {
 			writeError(c, fmt.Errorf("%w: a %s to the graph store needs the Content-Type of its RDF body", ErrUnsupportedMediaType, method))
 			return
 		}
+		var boundary string
 		if strings.HasPrefix(mt, "multipart/") {
-			writeError(c, fmt.Errorf("%w: multipart bodies are not supported; send one RDF document", ErrUnsupportedMediaType))
-			return
+			// Graph Store Protocol §5.5: a POST of multipart/form-data
+			// merges every part (an RDF document each) into the graph.
+			if mt != "multipart/form-data" || method != http.MethodPost || mtParams["boundary"] == "" {
+				writeError(c, fmt.Errorf("%w: only a POST may send several RDF documents, as multipart/form-data with a boundary", ErrUnsupportedMediaType))
+				return
+			}
+			boundary = mtParams["boundary"]
 		}
 		base := g.IRI
 		if g.Default {
 			base = requestURL(c)
 		}
-		body := GraphBody{MediaType: strings.ToLower(mt), Base: base, Body: http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes)}
+		body := GraphBody{MediaType: strings.ToLower(mt), Boundary: boundary, Base: base, Body: http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes)}
 		var created bool
 		if method == http.MethodPut {
 			created, err = s.backend.PutGraph(ctx, g, body)
