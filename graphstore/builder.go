@@ -3,6 +3,7 @@ package graphstore
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -430,21 +431,6 @@ func sortRecs(r []rec, dn denseIndex) []rec {
 	return out
 }
 
-// dedup removes adjacent repeats from sorted recs.
-func dedup(r []rec) ([]rec, uint64) {
-	if len(r) == 0 {
-		return r, 0
-	}
-	w := 1
-	for i := 1; i < len(r); i++ {
-		if r[i] != r[w-1] {
-			r[w] = r[i]
-			w++
-		}
-	}
-	return r[:w], uint64(len(r) - w)
-}
-
 // idLists collects sorted ID lists per predicate or class ID.
 type idLists struct {
 	dense  [][]uint64 // indexed by ID when IDs are small
@@ -483,8 +469,8 @@ func (l *idLists) each(fn func(k ID, vals []uint64) error) error {
 	return nil
 }
 
-// buildShard sorts and deduplicates a shard's edges and lays out its table:
-// the edge lists, the index vertices and the per-vertex predicate lists.
+// buildShard sorts a shard's edges and lays out its table in memory (see
+// buildShardTable).
 func buildShard(out, in []rec, width int, dn denseIndex, dups, dist *atomic.Uint64) ([]byte, *shardStats, error) {
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -494,19 +480,114 @@ func buildShard(out, in []rec, width int, dn denseIndex, dups, dist *atomic.Uint
 	}()
 	out = sortRecs(out, dn)
 	wg.Wait()
-	out, d := dedup(out)
-	in, _ = dedup(in)
-	dups.Add(d)
-	dist.Add(uint64(len(out)))
-
-	st := newShardStats()
-	st.triples = uint64(len(out))
-	tb, err := rdmakv.NewTableBuilder(rdmakv.TableOptions{Width: width,
-		Keys: (len(out)+len(in))*2/3 + 1024, Values: (len(out)+len(in))*3/4 + 1024})
+	outs := &sliceRecs{r: out}
+	tb, st, err := buildShardTable(shardEdges{edges: len(out) + len(in), out: outs, in: &sliceRecs{r: in}, types: func() (recStream, error) {
+		return &sliceRecs{r: out, typesOnly: true}, nil
+	}}, width, dups, dist)
 	if err != nil {
 		return nil, nil, err
 	}
-	var vals, preds []uint64
+	buf, err := tb.Build()
+	if err != nil {
+		return nil, nil, err
+	}
+	return buf, st, nil
+}
+
+// recStream yields edge records in (key, neighbour) order; repeats may
+// occur (they are dropped by the reader). err reports a failure that ended
+// the stream early.
+type recStream interface {
+	next() (rec, bool)
+	err() error
+}
+
+// sliceRecs streams a sorted slice; typesOnly keeps only rdf:type out-edges.
+type sliceRecs struct {
+	r         []rec
+	i         int
+	typesOnly bool
+}
+
+func (s *sliceRecs) next() (rec, bool) {
+	for s.i < len(s.r) {
+		x := s.r[s.i]
+		s.i++
+		if s.typesOnly && (x.k.Pred() != TypeID || x.k.Dir() != Out) {
+			continue
+		}
+		return x, true
+	}
+	return rec{}, false
+}
+
+func (s *sliceRecs) err() error { return nil }
+
+// shardEdges are the sorted inputs of one shard's table: its out-edges,
+// its in-edges, and (opened once out has been read to the end) its
+// rdf:type out-edges again, which the in-edge pass walks in step for the
+// types of each object.
+type shardEdges struct {
+	edges   int // out and in records (with repeats): sizes the table
+	out, in recStream
+	types   func() (recStream, error)
+}
+
+// groups reads a recStream as runs of one key: each call of next returns
+// the key and its distinct neighbours (valid until the next call).
+type groups struct {
+	s       recStream
+	pending rec
+	has     bool
+	vals    []uint64
+	dups    uint64 // repeated records dropped
+	recs    uint64 // distinct records returned
+}
+
+func newGroups(s recStream) *groups {
+	g := &groups{s: s}
+	g.pending, g.has = s.next()
+	return g
+}
+
+func (g *groups) next() (Key, []uint64, bool) {
+	if !g.has {
+		return 0, nil, false
+	}
+	k := g.pending.k
+	g.vals = append(g.vals[:0], uint64(g.pending.v))
+	for {
+		x, ok := g.s.next()
+		if !ok {
+			g.has = false
+			break
+		}
+		if x.k != k {
+			g.pending = x
+			break
+		}
+		if uint64(x.v) == g.vals[len(g.vals)-1] {
+			g.dups++
+			continue
+		}
+		g.vals = append(g.vals, uint64(x.v))
+	}
+	g.recs += uint64(len(g.vals))
+	return k, g.vals, true
+}
+
+// buildShardTable lays out a shard's table from its sorted edges: the edge
+// lists, the index vertices and the per-vertex predicate lists. It returns
+// the table builder, filled, for the caller to lay out in memory
+// (TableBuilder.Build) or write to a file (TableBuilder.WriteTo).
+func buildShardTable(e shardEdges, width int, dups, dist *atomic.Uint64) (*rdmakv.TableBuilder, *shardStats, error) {
+	st := newShardStats()
+	tb, err := rdmakv.NewTableBuilder(rdmakv.TableOptions{Width: width,
+		Keys: e.edges*2/3 + 1024, Values: e.edges*3/4 + 1024})
+	if err != nil {
+		return nil, nil, err
+	}
+	var preds []uint64
 	idxOut, idxIn, typeIdx := newIDLists(), newIDLists(), newIDLists()
 
 	// Out-edges, grouped by (s, p); rdf:type (ID 1) is the first group of
@@ -524,11 +605,11 @@ func buildShard(out, in []rec, width int, dn denseIndex, dups, dist *atomic.Uint
 		}
 		return tb.AddShared(uint64(MakeKey(curS, AllPredicates, Out)), preds)
 	}
-	for i := 0; i < len(out); {
-		k := out[i].k
-		vals = vals[:0]
-		for ; i < len(out) && out[i].k == k; i++ {
-			vals = append(vals, uint64(out[i].v))
+	og := newGroups(e.out)
+	for {
+		k, vals, ok := og.next()
+		if !ok {
+			break
 		}
 		s, p := k.Vertex(), k.Pred()
 		if !haveS || s != curS {
@@ -561,13 +642,24 @@ func buildShard(out, in []rec, width int, dn denseIndex, dups, dist *atomic.Uint
 			x.Edges += uint64(len(vals))
 		}
 	}
+	if err := e.out.err(); err != nil {
+		return nil, nil, err
+	}
 	if err := flushS(); err != nil {
 		return nil, nil, err
 	}
+	dups.Add(og.dups)
+	dist.Add(og.recs)
+	st.triples = og.recs
 
 	// In-edges, grouped by (o, p). The types of o are in this shard's
-	// out-edges (the shard owns o): a cursor walks them in step.
-	cur := 0
+	// out-edges (the shard owns o): a second reader of them walks in step.
+	ts, err := e.types()
+	if err != nil {
+		return nil, nil, err
+	}
+	tg := newGroups(ts)
+	tk, tvals, tok := tg.next()
 	curO, haveO := ID(0), false
 	flushO := func() error {
 		if !haveO {
@@ -577,11 +669,11 @@ func buildShard(out, in []rec, width int, dn denseIndex, dups, dist *atomic.Uint
 		st.inPreds += uint64(len(preds))
 		return tb.AddShared(uint64(MakeKey(curO, AllPredicates, In)), preds)
 	}
-	for i := 0; i < len(in); {
-		k := in[i].k
-		vals = vals[:0]
-		for ; i < len(in) && in[i].k == k; i++ {
-			vals = append(vals, uint64(in[i].v))
+	ig := newGroups(e.in)
+	for {
+		k, vals, ok := ig.next()
+		if !ok {
+			break
 		}
 		o, p := k.Vertex(), k.Pred()
 		if !haveO || o != curO {
@@ -590,12 +682,12 @@ func buildShard(out, in []rec, width int, dn denseIndex, dups, dist *atomic.Uint
 			}
 			curO, haveO = o, true
 			preds, types = preds[:0], types[:0]
-			tk := MakeKey(o, TypeID, Out)
-			for cur < len(out) && out[cur].k < tk {
-				cur++
+			want := MakeKey(o, TypeID, Out)
+			for tok && tk < want {
+				tk, tvals, tok = tg.next()
 			}
-			for j := cur; j < len(out) && out[j].k == tk; j++ {
-				types = append(types, uint64(out[j].v))
+			if tok && tk == want {
+				types = append(types, tvals...)
 			}
 		}
 		if err := tb.Add(uint64(k), vals); err != nil {
@@ -609,6 +701,12 @@ func buildShard(out, in []rec, width int, dn denseIndex, dups, dist *atomic.Uint
 			x.Vertices++
 			x.Edges += uint64(len(vals))
 		}
+	}
+	if err := e.in.err(); err != nil {
+		return nil, nil, err
+	}
+	if err := ts.err(); err != nil {
+		return nil, nil, err
 	}
 	if err := flushO(); err != nil {
 		return nil, nil, err
@@ -644,8 +742,9 @@ func buildShard(out, in []rec, width int, dn denseIndex, dups, dist *atomic.Uint
 	}); err != nil {
 		return nil, nil, err
 	}
-	for k, v := range merged {
-		if err := tb.Add(uint64(MakeKey(IndexVertex, k, In)), v); err != nil {
+	// In ID order, so that the same edges always give the same bytes.
+	for _, k := range slices.Sorted(maps.Keys(merged)) {
+		if err := tb.Add(uint64(MakeKey(IndexVertex, k, In)), merged[k]); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -655,9 +754,5 @@ func buildShard(out, in []rec, width int, dn denseIndex, dups, dist *atomic.Uint
 	if err := tb.Add(uint64(MakeKey(IndexVertex, AllPredicates, In)), allIn); err != nil {
 		return nil, nil, err
 	}
-	buf, err := tb.Build()
-	if err != nil {
-		return nil, nil, err
-	}
-	return buf, st, nil
+	return tb, st, nil
 }

@@ -3,6 +3,7 @@ package rdmakv
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 )
 
@@ -190,6 +191,36 @@ func (b *TableBuilder) sameList(w uint64, vals []uint64) bool {
 // the start of one). Keys must be unique (the graph store guarantees it by
 // construction); a duplicate is not detected and would be shadowed.
 func (b *TableBuilder) Build() ([]byte, error) {
+	head, err := b.layout(true)
+	if err != nil {
+		return nil, err
+	}
+	return append(head, b.values...), nil
+}
+
+// WriteTo lays out the table like Build and writes it to w without holding
+// a second copy of the value area: only the header and buckets are built
+// in memory, then the value area is written as it is. The builder is spent
+// afterwards (its keys are released while writing).
+func (b *TableBuilder) WriteTo(w io.Writer) (int64, error) {
+	head, err := b.layout(false)
+	if err != nil {
+		return 0, err
+	}
+	b.keys, b.words, b.shared = nil, nil, nil
+	n, err := w.Write(head)
+	if err != nil {
+		return int64(n), err
+	}
+	head = nil
+	m, err := w.Write(b.values)
+	b.values = nil
+	return int64(n + m), err
+}
+
+// layout builds the header and the buckets; with room, the returned slice
+// has the capacity for the value area too.
+func (b *TableBuilder) layout(room bool) ([]byte, error) {
 	n := uint64(len(b.keys))
 	nMain := uint64(b.opts.Buckets)
 	if nMain == 0 {
@@ -283,7 +314,11 @@ func (b *TableBuilder) Build() ([]byte, error) {
 	}
 	h.ValuesOff = HeaderSize + h.NBuckets*BucketSize
 	h.NValues = b.nvals
-	out := make([]byte, h.Size())
+	capacity := h.ValuesOff
+	if room {
+		capacity = h.Size()
+	}
+	out := make([]byte, h.ValuesOff, capacity)
 	h.encode(out)
 	put := func(bk, slot uint64, i uint32) {
 		p := HeaderSize + bk*BucketSize + slot*SlotSize
@@ -327,6 +362,5 @@ func (b *TableBuilder) Build() ([]byte, error) {
 			pos++
 		}
 	}
-	copy(out[h.ValuesOff:], b.values)
 	return out, nil
 }
