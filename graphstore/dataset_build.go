@@ -26,6 +26,7 @@ type DatasetBuilder struct {
 	namedMu sync.Mutex // guards named (Add* run concurrently)
 	named   map[rdf.Term]*graphChunks
 	after   DatasetCounters // set by Build
+	spill   *spillState     // SpillTo
 }
 
 // graphChunks are the provisional triples (s, p, o tns) of one graph.
@@ -35,6 +36,7 @@ type graphChunks struct {
 	read   atomic.Uint64
 	mu     sync.Mutex
 	chunks [][]uint32
+	file   chunkFile // spilled chunks (SpillTo)
 }
 
 // GraphCounters are the counts of one graph of a DatasetBuilder.
@@ -138,7 +140,7 @@ func (db *DatasetBuilder) addBatch(name rdf.Term, n int, view func([]termView)) 
 		return fmt.Errorf("cannot add triples: %w", err)
 	}
 	g.add(tns, n)
-	return nil
+	return db.maybeSpill(g, len(tns))
 }
 
 // AddQuads interns a batch of quads and adds each to its graph (G zero:
@@ -176,6 +178,9 @@ func (db *DatasetBuilder) AddQuads(batch []rdf.Quad) error {
 			chunk = slices.Clone(chunk) // Build frees each graph's chunks on their own
 		}
 		g.add(chunk, j-i)
+		if err := db.maybeSpill(g, len(chunk)); err != nil {
+			return fmt.Errorf("cannot add quads: %w", err)
+		}
 		i = j
 	}
 	return nil
@@ -252,8 +257,10 @@ func (db *DatasetBuilder) Build() (*Dataset, error) {
 	var after DatasetCounters
 	after.Terms = uint64(dict.Len())
 	for _, g := range gs {
-		chunks := g.chunks
-		g.chunks = nil
+		chunks, err := g.allChunks()
+		if err != nil {
+			return fail(err)
+		}
 		outs, ins := b.partition(chunks, &remap)
 		st, dups, dist, err := buildGraph(b.shards, dict, outs, ins)
 		if err != nil {

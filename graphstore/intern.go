@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/wukongd/wukongd/rdf"
 )
@@ -452,7 +453,16 @@ func (b *Builder) renumber() (renumbering, error) {
 
 // layoutDict lays out the final dictionary from the stripes in the order
 // of r. It only reads the stripes (it may run alongside partition).
-func (b *Builder) layoutDict(r renumbering) *Dict {
+func (b *Builder) layoutDict(r renumbering) *Dict { return b.layoutDictOf(r, false, nil) }
+
+// layoutDictReleasing is layoutDict releasing each stripe once its terms
+// are laid out (vertices come stripe after stripe), so that the terms are
+// not held twice; done counts the terms laid out.
+func (b *Builder) layoutDictReleasing(r renumbering, done *atomic.Uint64) *Dict {
+	return b.layoutDictOf(r, true, done)
+}
+
+func (b *Builder) layoutDictOf(r renumbering, release bool, done *atomic.Uint64) *Dict {
 	order, npc, n := r.order, r.npc, r.n
 	// One prefix table for all stripes.
 	var prefixes []string
@@ -487,8 +497,24 @@ func (b *Builder) layoutDict(r renumbering) *Dict {
 		prefixes: prefixes,
 	}
 	offs := make([]uint64, n+1) // the width is known once the arena is
+	free := func(s int) {
+		st := &b.stripes[s]
+		st.mu.Lock()
+		st.arena, st.offs, st.hashes, st.roles, st.table = nil, nil, nil, nil, nil
+		st.mu.Unlock()
+	}
+	prev := -1
 	for idx, tn := range order {
 		s := tn & (stripeCount - 1)
+		if release && uint64(idx) >= npc && int(s) != prev {
+			if prev >= 0 {
+				free(prev)
+			}
+			prev = int(s)
+		}
+		if done != nil && idx&0xffff == 0 {
+			done.Store(uint64(idx))
+		}
 		st := &b.stripes[s]
 		l := tn >> stripeBits
 		offs[idx] = uint64(len(d.arena))
@@ -518,6 +544,11 @@ func (b *Builder) layoutDict(r renumbering) *Dict {
 			}
 		}
 		putUint(d.table, slotW, i, uint64(idx+1))
+	}
+	if release {
+		for s := range b.stripes {
+			free(s)
+		}
 	}
 	offs[n] = uint64(len(d.arena))
 	d.offW = offWidth(uint64(len(d.arena)))

@@ -125,6 +125,13 @@ type Progress struct {
 	Triples    uint64 // statements parsed
 	Bytes      int64  // input bytes read (as stored, i.e. compressed)
 	TotalBytes int64  // sum of the input sizes (0 if unknown)
+	// After parsing (Load only): the build's phase ("dictionary",
+	// "partition", "shards", "publish"; "" while parsing), its units done
+	// and in total (terms, triples, shards), and the bytes spilled to
+	// temporary files so far.
+	Phase       string
+	Done, Total uint64
+	Spilled     uint64
 }
 
 // Summary reports a finished load.
@@ -154,6 +161,7 @@ type Summary struct {
 	Skipped       uint64   // bad statements skipped (SkipInvalid)
 	FirstErrors   []string // the first few of them
 	SnapshotBytes int64    // size of the published snapshot (Load only)
+	Spilled       uint64   // bytes written to temporary files (Load only)
 	Seconds       float64  // in total
 	ParseSeconds  float64  // parsing and interning (Builder.AddTriples)
 	BuildSeconds  float64  // Builder.Build: renumbering, partitioning, shards, statistics

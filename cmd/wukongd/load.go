@@ -1,11 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -35,6 +38,7 @@ a file, a directory (searched recursively) or a glob pattern.`)
 	workers := fs.Int("workers", 0, "parser goroutines (default: GOMAXPROCS)")
 	reasoning := fs.String("reasoning", "none", "materialize the default graph's closure: none, rdfs or owl-rl (TBox from the data and --ontology)")
 	ontology := fs.String("ontology", "", "an ontology file loaded into the default graph with the data (its TBox drives --reasoning)")
+	memory := fs.String("memory", "", "memory budget for the build's buffers, e.g. 4G or 512M; beyond it sorted runs are spilled beside --out (default: a quarter of the RAM)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -51,29 +55,31 @@ a file, a directory (searched recursively) or a glob pattern.`)
 		return fmt.Errorf("--out %s is a data directory with a write-ahead log (%s): loading over it would mix the new data with the log's writes; load into another directory, or remove %s to discard those writes",
 			*out, filepath.Join(*out, service.LogDir), filepath.Join(*out, service.LogDir))
 	}
+	var budget int64
+	if *memory != "" {
+		var err error
+		if budget, err = parseByteSize(*memory); err != nil {
+			return fmt.Errorf("bad --memory: %w", err)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	cfg := loader.Config{Inputs: fs.Args(), Out: *out, Reasoning: profile, Ontology: *ontology,
+	cfg := loader.Config{Inputs: fs.Args(), Out: *out, Reasoning: profile, Ontology: *ontology, Memory: budget,
 		BuildOptions: loader.BuildOptions{Shards: *shards, Workers: *workers, SkipInvalid: *skip}}
 	log := zerolog.New(os.Stderr).With().Timestamp().Str("cmd", "load").Logger()
 	start := time.Now()
 	var bar *progressbar.ProgressBar
+	meter := &loadMeter{start: start}
 	if term.IsTerminal(int(os.Stderr.Fd())) {
 		bar = progressbar.NewOptions64(-1,
 			progressbar.OptionSetWriter(os.Stderr),
 			progressbar.OptionSetDescription("loading"),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionThrottle(200*time.Millisecond),
 			progressbar.OptionClearOnFinish())
 		cfg.Progress = func(p loader.Progress) {
-			if p.TotalBytes > 0 && bar.GetMax64() != p.TotalBytes {
-				bar.ChangeMax64(p.TotalBytes)
-			}
-			secs := time.Since(start).Seconds()
-			bar.Describe(fmt.Sprintf("%d triples, %.0f triples/s", p.Triples, float64(p.Triples)/max(secs, 1e-9)))
-			_ = bar.Set64(p.Bytes)
+			bar.Describe(meter.line(p))
+			_ = bar.Add(1)
 		}
 	} else {
 		last := time.Now()
@@ -82,9 +88,10 @@ a file, a directory (searched recursively) or a glob pattern.`)
 				return
 			}
 			last = time.Now()
-			secs := time.Since(start).Seconds()
-			log.Info().Uint64("triples", p.Triples).Float64("triples_per_s", float64(p.Triples)/max(secs, 1e-9)).
-				Int64("bytes", p.Bytes).Int64("total_bytes", p.TotalBytes).Msg("loading")
+			meter.line(p)
+			log.Info().Str("phase", meter.phase).Uint64("triples", p.Triples).Float64("triples_per_s", meter.rate).
+				Int64("bytes", p.Bytes).Int64("total_bytes", p.TotalBytes).Uint64("done", p.Done).Uint64("total", p.Total).
+				Uint64("spilled_bytes", p.Spilled).Float64("eta_s", meter.eta.Seconds()).Msg("loading")
 		}
 	}
 	sum, err := loader.Load(ctx, cfg)
@@ -107,8 +114,9 @@ a file, a directory (searched recursively) or a glob pattern.`)
 	}
 	fmt.Fprintf(w, "  shards             %d\n", sum.Shards)
 	fmt.Fprintf(w, "  bytes per triple   %.1f (snapshot %d bytes)\n", sum.BytesPerTriple(), sum.SnapshotBytes)
-	fmt.Fprintf(w, "  triples/s          %.0f (parse+intern %.1fs, build %.1fs, write %.1fs)\n",
-		float64(sum.Triples)/max(sum.Seconds, 1e-9), sum.ParseSeconds, sum.BuildSeconds, sum.Seconds-sum.ParseSeconds-sum.BuildSeconds)
+	fmt.Fprintf(w, "  triples/s          %.0f (parse+intern %.1fs, build and write %.1fs)\n",
+		float64(sum.Triples)/max(sum.Seconds, 1e-9), sum.ParseSeconds, sum.BuildSeconds)
+	fmt.Fprintf(w, "  spilled            %d bytes of sorted runs (budget %s)\n", sum.Spilled, formatByteSize(cmp.Or(budget, loader.DefaultMemory())))
 	if len(sum.Graphs) > 1 {
 		fmt.Fprintf(w, "  named graphs       %d (%d statements)\n", len(sum.Graphs)-1, sum.NamedGraphQuads)
 		const maxListed = 20
@@ -135,4 +143,98 @@ a file, a directory (searched recursively) or a glob pattern.`)
 		Int("named_graphs", max(len(sum.Graphs)-1, 0)).Uint64("named_graph_quads", sum.NamedGraphQuads).Uint64("skipped", sum.Skipped).
 		Float64("seconds", sum.Seconds).Msg("load done")
 	return nil
+}
+
+// loadMeter turns a load's progress into a line: the phase, what is done
+// of it, the rate and an estimate of the phase's remaining time.
+type loadMeter struct {
+	start      time.Time
+	phase      string
+	phaseStart time.Time
+	rate       float64
+	eta        time.Duration
+}
+
+func (m *loadMeter) line(p loader.Progress) string {
+	now := time.Now()
+	phase := cmp.Or(p.Phase, "parse")
+	if phase != m.phase {
+		m.phase, m.phaseStart = phase, now
+	}
+	secs := max(now.Sub(m.phaseStart).Seconds(), 1e-9)
+	done, total, unit := p.Done, p.Total, "items"
+	switch phase {
+	case "parse":
+		done, total, unit = uint64(p.Bytes), uint64(max(p.TotalBytes, 0)), "bytes"
+		m.rate = float64(p.Triples) / max(now.Sub(m.start).Seconds(), 1e-9)
+	case "dictionary":
+		unit = "terms"
+	case "partition":
+		unit = "triples"
+	case "shards":
+		unit = "shards"
+	}
+	if phase != "parse" {
+		m.rate = float64(done) / secs
+	}
+	m.eta = 0
+	if total > 0 && done > 0 && done <= total {
+		m.eta = time.Duration(float64(total-done) * secs / float64(done) * float64(time.Second))
+		if phase == "parse" {
+			m.eta = time.Duration(float64(total-done) * now.Sub(m.start).Seconds() / float64(done) * float64(time.Second))
+		}
+	}
+	s := fmt.Sprintf("%s: ", phase)
+	if phase == "parse" {
+		s += fmt.Sprintf("%s of %s, %d triples, %.0f triples/s", formatByteSize(int64(done)), formatByteSize(int64(total)), p.Triples, m.rate)
+	} else {
+		s += fmt.Sprintf("%d of %d %s, %.0f/s", done, total, unit, m.rate)
+	}
+	if p.Spilled > 0 {
+		s += ", spilled " + formatByteSize(int64(p.Spilled))
+	}
+	if m.eta > 0 {
+		s += fmt.Sprintf(", ETA %s", m.eta.Round(time.Second))
+	}
+	return s
+}
+
+// parseByteSize parses a size such as 512M, 8G, 8GiB or 1048576.
+func parseByteSize(s string) (int64, error) {
+	t := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B"), "I")
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		case 'T':
+			mult = 1 << 40
+		}
+		if mult > 1 {
+			t = t[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 || v*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("%q is not a positive size (e.g. 512M, 8G)", s)
+	}
+	return int64(v * float64(mult)), nil
+}
+
+// formatByteSize prints n bytes in binary units.
+func formatByteSize(n int64) string {
+	const units = "KMGT"
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, u := float64(n), -1
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	return fmt.Sprintf("%.1f %ciB", v, units[u])
 }
