@@ -68,6 +68,12 @@ type Options struct {
 	LoadMaxBytes  int64
 	LoadTimeout   time.Duration
 	LoadTransport http.RoundTripper
+	// VerifyChecksums makes Open read every byte of the snapshot to check
+	// its CRC-32C before serving. Off, Open stays O(1) in the data size:
+	// the files are mapped and only their sizes, headers and bounds are
+	// checked (the page cache then holds the only copy of the data, read
+	// in as queries touch it).
+	VerifyChecksums bool
 }
 
 // DefaultPrefixes are the prefixes used when Options.Prefixes is nil.
@@ -190,7 +196,7 @@ func NewDataset(ds *graphstore.Dataset, opts Options) (*Service, error) {
 // snapshot (format 1) or a dataset snapshot with named graphs (format 2,
 // written by wukongd load of N-Quads or TriG).
 func Open(dir string, opts Options) (*Service, error) {
-	ds, err := graphstore.OpenDataset(dir, graphstore.OpenOptions{})
+	ds, err := graphstore.OpenDataset(dir, graphstore.OpenOptions{SkipChecksums: !opts.VerifyChecksums})
 	if err != nil {
 		return nil, err
 	}
