@@ -231,7 +231,7 @@ func (b *Builder) Build() (*Store, error) {
 	go func(r renumbering) { dictc <- b.layoutDict(r) }(ren)
 	outs, ins := b.partition(chunks, &ren.remap)
 	chunks = nil
-	ren.remap = [stripeCount][]ID{}
+	ren.remap = termRemap{}
 	width := valueWidth(ren.maxID())
 	dn := ren.dense()
 	tables := make([][]byte, b.shards)
@@ -286,7 +286,7 @@ func valueWidth(max ID) int {
 
 // partition maps provisional triples to IDs and splits them into per
 // worker, per shard out- and in-edge lists.
-func (b *Builder) partition(chunks [][]uint32, remap *[stripeCount][]ID) (outs, ins [][][]rec) {
+func (b *Builder) partition(chunks [][]uint32, remap *termRemap) (outs, ins [][][]rec) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers > len(chunks) {
 		workers = max(1, len(chunks))
@@ -313,7 +313,7 @@ func (b *Builder) partition(chunks [][]uint32, remap *[stripeCount][]ID) (outs, 
 		wg.Add(1)
 		go func(out, in [][]rec) {
 			defer wg.Done()
-			id := func(tn uint32) ID { return remap[tn&(stripeCount-1)][tn>>stripeBits] }
+			id := remap.id
 			for {
 				c := int(next.Add(1)) - 1
 				if c >= len(chunks) {

@@ -278,7 +278,7 @@ func (db *DatasetBuilder) Build() (*Dataset, error) {
 	}
 	named := make([]namedGraph, 0, len(gs)-1)
 	for i, g := range gs[1:] {
-		id := remap[g.tn&(stripeCount-1)][g.tn>>stripeBits]
+		id := remap.id(g.tn)
 		named = append(named, namedGraph{name: g.name, id: id, g: refs[i+1]})
 	}
 	db.mu.Lock()

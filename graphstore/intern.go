@@ -3,6 +3,7 @@ package graphstore
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/bits"
 	"strings"
 	"sync"
@@ -26,9 +27,12 @@ const (
 type stripe struct {
 	mu sync.Mutex
 	// arena holds, per entry, its local index (4 bytes LE) and then the
-	// entry; offs[i] is the start of entry i (after its index).
+	// entry; offs[i] is the start of entry i (after its index). A stripe
+	// holds at most 4 GiB of entries (64 GiB in all), so offsets take 4
+	// bytes: at 80 M terms the stripes' offsets, hashes and tables are
+	// most of the builder's memory.
 	arena  []byte
-	offs   []uint64
+	offs   []uint32
 	hashes []uint64 // hash of entry i
 	roles  []byte   // role bits of entry i
 	// table: hash tag (24 bits) << 40 | (arena offset of the entry's
@@ -48,7 +52,7 @@ const (
 
 // intern returns the local index of the term, adding it if new.
 func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byte) (uint32, error) {
-	if 2*(len(s.offs)+1) > len(s.table) {
+	if 4*(len(s.offs)+1) > 3*len(s.table) { // load at most 3/4
 		s.grow()
 	}
 	mask := uint64(len(s.table) - 1)
@@ -61,11 +65,11 @@ func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byt
 				return 0, fmt.Errorf("dictionary full: more than %d terms in a stripe", maxLocal)
 			}
 			at := uint64(len(s.arena))
-			if at >= offMask {
-				return 0, fmt.Errorf("dictionary full: more than %d bytes of terms in a stripe", uint64(offMask))
+			if at+4+uint64(len(value))+16 > math.MaxUint32 {
+				return 0, fmt.Errorf("dictionary full: more than %d bytes of terms in a stripe", uint64(math.MaxUint32))
 			}
 			s.arena = binary.LittleEndian.AppendUint32(s.arena, uint32(idx))
-			s.offs = append(s.offs, at+4)
+			s.offs = append(s.offs, uint32(at+4))
 			if kind == byte(rdf.KindIRI) {
 				sp := iriSplit(value)
 				s.arena = appendEntry(s.arena, kind, s.prefixID(value[:sp]), value[sp:])
@@ -105,7 +109,7 @@ func (s *stripe) grow() {
 		for t[i] != 0 {
 			i = (i + 1) & mask
 		}
-		t[i] = h>>tagShift<<tagShift | (s.offs[idx] - 4 + 1)
+		t[i] = h>>tagShift<<tagShift | (uint64(s.offs[idx]) - 4 + 1)
 	}
 	s.table = t
 }
@@ -113,7 +117,7 @@ func (s *stripe) grow() {
 func (s *stripe) entry(idx uint32) []byte {
 	end := uint64(len(s.arena))
 	if int(idx)+1 < len(s.offs) {
-		end = s.offs[idx+1] - 4
+		end = uint64(s.offs[idx+1]) - 4
 	}
 	return s.arena[s.offs[idx]:end]
 }
@@ -368,7 +372,7 @@ func (b *Builder) internTerm(t rdf.Term, role byte) (uint32, error) {
 // buildDict renumbers the stripes' terms into final IDs and lays out the
 // final dictionary. It returns the dictionary and, per stripe, the final ID
 // of each local index.
-func (b *Builder) buildDict() (*Dict, [stripeCount][]ID, error) {
+func (b *Builder) buildDict() (*Dict, termRemap, error) {
 	r, err := b.renumber()
 	if err != nil {
 		return nil, r.remap, err
@@ -380,8 +384,24 @@ func (b *Builder) buildDict() (*Dict, [stripeCount][]ID, error) {
 // the final ID of every provisional one.
 type renumbering struct {
 	order  []uint32 // final index -> tn
-	remap  [stripeCount][]ID
+	remap  termRemap
 	npc, n uint64
+}
+
+// termRemap maps provisional term numbers to final IDs: per stripe, the
+// final index of each local index (4 bytes a term, not an 8-byte ID).
+type termRemap struct {
+	idx [stripeCount][]uint32
+	npc uint64
+}
+
+// id returns the final ID of provisional number tn.
+func (m *termRemap) id(tn uint32) ID {
+	i := uint64(m.idx[tn&(stripeCount-1)][tn>>stripeBits])
+	if i < m.npc {
+		return ID(i + 1)
+	}
+	return FirstVertexID + ID(i-m.npc)
 }
 
 // dense returns the dense index mapping of the final IDs.
@@ -398,7 +418,7 @@ func (r *renumbering) maxID() ID {
 // renumber assigns final IDs: rdf:type first, then the other predicates
 // and classes, then the other terms, each in stripe order.
 func (b *Builder) renumber() (renumbering, error) {
-	var remap [stripeCount][]ID
+	var remap termRemap
 	var npc, n uint64
 	for s := range b.stripes {
 		st := &b.stripes[s]
@@ -426,7 +446,7 @@ func (b *Builder) renumber() (renumbering, error) {
 	order[0] = b.typeTN
 	for s := range b.stripes {
 		st := &b.stripes[s]
-		rm := make([]ID, len(st.offs))
+		rm := make([]uint32, len(st.offs))
 		for l, r := range st.roles {
 			var idx uint64
 			switch {
@@ -440,14 +460,11 @@ func (b *Builder) renumber() (renumbering, error) {
 				nextV++
 			}
 			order[idx] = uint32(l)<<stripeBits | uint32(s)
-			if idx < npc {
-				rm[l] = ID(idx + 1)
-			} else {
-				rm[l] = FirstVertexID + ID(idx-npc)
-			}
+			rm[l] = uint32(idx)
 		}
-		remap[s] = rm
+		remap.idx[s] = rm
 	}
+	remap.npc = npc
 	return renumbering{order: order, remap: remap, npc: npc, n: n}, nil
 }
 
@@ -496,7 +513,12 @@ func (b *Builder) layoutDictOf(r renumbering, release bool, done *atomic.Uint64)
 		npc:      npc,
 		prefixes: prefixes,
 	}
-	offs := make([]uint64, n+1) // the width is known once the arena is
+	// The offsets go straight into their final width, chosen from a bound
+	// on the arena: the stripes' arenas (which hold a 4-byte index per
+	// entry besides the entry) plus 4 bytes a term for prefix codes that
+	// grow when renumbered globally.
+	d.offW = offWidth(arenaLen + 4*n)
+	d.offs = make([]byte, d.offW*(n+1))
 	free := func(s int) {
 		st := &b.stripes[s]
 		st.mu.Lock()
@@ -517,7 +539,7 @@ func (b *Builder) layoutDictOf(r renumbering, release bool, done *atomic.Uint64)
 		}
 		st := &b.stripes[s]
 		l := tn >> stripeBits
-		offs[idx] = uint64(len(d.arena))
+		putUint(d.offs, d.offW, uint64(idx), uint64(len(d.arena)))
 		e := st.entry(l)
 		if e[0] == byte(rdf.KindIRI) {
 			_, code, _, _, v, ok := parseEntry(e)
@@ -550,12 +572,10 @@ func (b *Builder) layoutDictOf(r renumbering, release bool, done *atomic.Uint64)
 			free(s)
 		}
 	}
-	offs[n] = uint64(len(d.arena))
-	d.offW = offWidth(uint64(len(d.arena)))
-	d.offs = make([]byte, d.offW*(n+1))
-	for i, o := range offs {
-		putUint(d.offs, d.offW, uint64(i), o)
+	if uint64(len(d.arena)) > arenaLen+4*n {
+		panic("BUG: the dictionary arena outgrew its bound")
 	}
+	putUint(d.offs, d.offW, n, uint64(len(d.arena)))
 	b.annots.mu.RLock()
 	d.annots, d.annIdx = newDictAnnots(append([]annot(nil), b.annots.annots...))
 	b.annots.mu.RUnlock()

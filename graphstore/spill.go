@@ -434,7 +434,7 @@ func (gr *graphRuns) close() {
 // partitionRuns maps a graph's provisional triples to IDs and writes them
 // as sorted runs per shard and direction, buffering at most memory bytes
 // of edges in all.
-func (b *Builder) partitionRuns(src *chunkSource, remap *[stripeCount][]ID, sp *spillState, memory int64) (*graphRuns, error) {
+func (b *Builder) partitionRuns(src *chunkSource, remap *termRemap, sp *spillState, memory int64) (*graphRuns, error) {
 	n := b.shards
 	gr := &graphRuns{out: make([]runFile, n), in: make([]runFile, n)}
 	workers := runtime.GOMAXPROCS(0)
@@ -467,7 +467,7 @@ func (b *Builder) partitionRuns(src *chunkSource, remap *[stripeCount][]ID, sp *
 				held = 0
 				return nil
 			}
-			id := func(tn uint32) ID { return remap[tn&(stripeCount-1)][tn>>stripeBits] }
+			id := remap.id
 			var dst []uint32
 			var raw []byte
 			for {
@@ -593,7 +593,7 @@ func (db *DatasetBuilder) WriteSnapshot(dir string) (err error) {
 	sp.progress.Total = ren.n
 	sp.mu.Unlock()
 	remap := ren.remap
-	ren.remap = [stripeCount][]ID{}
+	ren.remap = termRemap{}
 	dict := b.layoutDictReleasing(ren, &sp.done)
 	ren = renumbering{}
 
@@ -655,7 +655,7 @@ func (db *DatasetBuilder) WriteSnapshot(dir string) (err error) {
 			if err := syncDir(filepath.Join(tmp, sub)); err != nil {
 				return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
 			}
-			id := remap[g.tn&(stripeCount-1)][g.tn>>stripeBits]
+			id := remap.id(g.tn)
 			m.Graphs = append(m.Graphs, GraphManifest{Name: graphNameOf(g.name), ID: id, Dir: sub, Triples: stats.Triples})
 		}
 		m.Triples += stats.Triples
@@ -700,7 +700,7 @@ func fileOrder(name string) string {
 // writeGraph builds graph g's shards and statistics and writes them with
 // add. It returns the statistics, the duplicates dropped and the distinct
 // triples stored.
-func (db *DatasetBuilder) writeGraph(g *graphChunks, gi int, remap *[stripeCount][]ID, sp *spillState, width int, dn denseIndex, terms uint64,
+func (db *DatasetBuilder) writeGraph(g *graphChunks, gi int, remap *termRemap, sp *spillState, width int, dn denseIndex, terms uint64,
 	add func(name string, write func(w io.Writer) error) error) (*Stats, uint64, uint64, error) {
 	b := db.b
 	n := b.shards
