@@ -398,7 +398,11 @@ func (d *Dataset) ApplyMaintained(ctx context.Context, ch MaintainedChange) (*Da
 	var lref *graphRef
 	if layer.touched {
 		stats := layer.sd.apply(layer.st.stats, uint64(r.dict.tip().Len()), layer.st.n)
-		lref = newGraphRef(layer.st.version(r.stamp, stats, r.dict.tip()), d.dref)
+		st, err := layer.st.version(r.stamp, stats, r.dict.tip())
+		if err != nil {
+			return nil, fmt.Errorf("cannot change inferred triples: %w", err)
+		}
+		lref = newGraphRef(st, d.dref)
 	} else {
 		lref = d.inferred.retain()
 	}

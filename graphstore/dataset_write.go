@@ -386,28 +386,35 @@ func (r *applyRun) finish() (*Dataset, error) {
 		}
 	}
 	dref := d.dref.retain()
-	storeOf := func(g *writeGraph) *graphRef {
+	storeOf := func(g *writeGraph) (*graphRef, error) {
 		if !g.touched {
 			ref := g.old.retain()
 			held = append(held, ref)
-			return ref
+			return ref, nil
 		}
 		stats := g.sd.apply(g.st.stats, uint64(dict.Len()), g.st.n)
-		var ref *graphRef
-		if g.fresh {
-			// The fresh store itself becomes the version (its base is
-			// owned by it; stamp and stats are this run's).
-			st := g.st.version(r.stamp, stats, dict)
-			g.st.Close() // the version holds the shared parts now
-			r.made = slices.DeleteFunc(r.made, func(x *Store) bool { return x == g.st })
-			ref = newGraphRef(st, dref)
-		} else {
-			ref = newGraphRef(g.st.version(r.stamp, stats, dict), dref)
+		st, err := g.st.version(r.stamp, stats, dict)
+		if err != nil {
+			return nil, err
 		}
+		if g.fresh {
+			// The fresh store's version holds its base now.
+			g.st.Close()
+			r.made = slices.DeleteFunc(r.made, func(x *Store) bool { return x == g.st })
+		}
+		ref := newGraphRef(st, dref)
 		held = append(held, ref)
-		return ref
+		return ref, nil
 	}
-	def := storeOf(r.graphs[rdf.Term{}])
+	fail := func(err error) (*Dataset, error) {
+		release()
+		dref.release()
+		return nil, err
+	}
+	def, err := storeOf(r.graphs[rdf.Term{}])
+	if err != nil {
+		return fail(err)
+	}
 	var named []namedGraph
 	for _, n := range d.named {
 		if _, ok := r.graphs[n.name]; !ok {
@@ -422,11 +429,13 @@ func (r *applyRun) finish() (*Dataset, error) {
 		}
 		id, ok := dict.Lookup(g.name)
 		if !ok {
-			release()
-			dref.release()
-			return nil, fmt.Errorf("BUG: graph name %v has no ID", g.name)
+			return fail(fmt.Errorf("BUG: graph name %v has no ID", g.name))
 		}
-		named = append(named, namedGraph{name: g.name, id: id, g: storeOf(g)})
+		ref, err := storeOf(g)
+		if err != nil {
+			return fail(err)
+		}
+		named = append(named, namedGraph{name: g.name, id: id, g: ref})
 	}
 	for _, st := range r.made {
 		st.Close() // fresh stores the run replaced or dropped again

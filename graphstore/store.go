@@ -31,17 +31,35 @@ type Store struct {
 	sh      *storeShared
 	// stamp: the delta records this version reads (those ≤ stamp);
 	// deltaOn[i]: shard i's delta has records this version reads.
-	stamp     uint64
-	deltaOn   []bool
+	stamp   uint64
+	deltaOn []bool
+	// ownFabric: this store made its fabric and closes it. Each version
+	// of a store with its own loopback fabric gets one of its own (the
+	// same regions registered), because an engine per version receives
+	// its fork-join messages from the fabric's rings.
+	ownFabric bool
+	// rc caches the tables of other shards read through this store's
+	// fabric.
+	rc        *remoteCache
 	closeOnce sync.Once
+}
+
+// remoteCache holds a store's views of other shards' tables.
+type remoteCache struct {
+	mu     sync.Mutex
+	remote []*rdmakv.RemoteTable
+	rdelta []*rdmakv.RemoteDelta
+}
+
+func newRemoteCache(n int) *remoteCache {
+	return &remoteCache{remote: make([]*rdmakv.RemoteTable, n), rdelta: make([]*rdmakv.RemoteDelta, n)}
 }
 
 // storeShared is what the versions of one graph store share.
 type storeShared struct {
+	// ownFabric: the store made its own loopback fabric, and so does
+	// each version of it.
 	ownFabric bool
-	remoteMu  sync.Mutex
-	remote    []*rdmakv.RemoteTable
-	rdelta    []*rdmakv.RemoteDelta
 	refs      atomic.Int64
 	// w is the write state (delta.go): the delta tables and what the
 	// writer keeps about them. Only the writer of the dataset's lineage
@@ -54,12 +72,11 @@ type storeShared struct {
 func newStore(dict *Dict, stats *Stats, regions []*rdmakv.Region, fabric rdmakv.Fabric, _ []func() error) (*Store, error) {
 	s := &Store{dict: dict, stats: stats, n: len(regions), fabric: fabric, regions: regions,
 		tables: make([]*rdmakv.Table, len(regions)), views: make([]*ShardView, len(regions)),
-		sh:      &storeShared{remote: make([]*rdmakv.RemoteTable, len(regions)), rdelta: make([]*rdmakv.RemoteDelta, len(regions))},
-		deltaOn: make([]bool, len(regions))}
+		sh: &storeShared{}, deltaOn: make([]bool, len(regions)), rc: newRemoteCache(len(regions))}
 	s.sh.refs.Store(1)
 	if s.fabric == nil {
 		s.fabric = rdmakv.NewLoopback(len(regions), rdmakv.LoopbackOptions{})
-		s.sh.ownFabric = true
+		s.sh.ownFabric, s.ownFabric = true, true
 	}
 	for i, r := range regions {
 		if r == nil {
@@ -141,11 +158,11 @@ func (s *Store) ShardBytes(i int) int {
 func (s *Store) Close() error {
 	var errs []error
 	s.closeOnce.Do(func() {
+		if s.ownFabric {
+			errs = append(errs, s.fabric.Close())
+		}
 		if s.sh.refs.Add(-1) != 0 {
 			return // another version of the store still holds the base
-		}
-		if s.sh.ownFabric {
-			errs = append(errs, s.fabric.Close())
 		}
 		for _, r := range s.regions {
 			if r != nil {
@@ -165,9 +182,28 @@ func (s *Store) Close() error {
 // version returns another version of s: the same base and delta regions
 // read at stamp, with its own statistics and dictionary. Close each
 // version; the last one closes the shared parts.
-func (s *Store) version(stamp uint64, stats *Stats, dict *Dict) *Store {
+func (s *Store) version(stamp uint64, stats *Stats, dict *Dict) (*Store, error) {
 	v := &Store{dict: dict, stats: stats, n: s.n, fabric: s.fabric, regions: s.regions, tables: s.tables,
-		views: make([]*ShardView, s.n), sh: s.sh, stamp: stamp, deltaOn: make([]bool, s.n)}
+		views: make([]*ShardView, s.n), sh: s.sh, stamp: stamp, deltaOn: make([]bool, s.n), rc: newRemoteCache(s.n)}
+	if s.sh.ownFabric {
+		lb := rdmakv.NewLoopback(s.fabric.Nodes(), rdmakv.LoopbackOptions{})
+		for i, r := range s.regions {
+			if r == nil {
+				continue
+			}
+			if err := lb.Register(s.NodeOf(i), rdmakv.RegionID(i), r); err != nil {
+				lb.Close()
+				return nil, err
+			}
+			if w := s.sh.w; w != nil && w.deltas[i] != nil {
+				if err := lb.Register(s.NodeOf(i), s.deltaRegion(i), w.deltas[i].Region()); err != nil {
+					lb.Close()
+					return nil, err
+				}
+			}
+		}
+		v.fabric, v.ownFabric = lb, true
+	}
 	s.sh.refs.Add(1)
 	for i, t := range s.tables {
 		if t != nil {
@@ -177,7 +213,7 @@ func (s *Store) version(stamp uint64, stats *Stats, dict *Dict) *Store {
 			v.deltaOn[i] = true
 		}
 	}
-	return v
+	return v, nil
 }
 
 // hasDelta reports whether any shard's delta has records this version
@@ -195,10 +231,10 @@ func (s *Store) hasDelta() bool {
 // fabric, reading its header on behalf of node from on first use; the view
 // is kept for every later caller. It is safe for concurrent use.
 func (s *Store) RemoteTable(ctx context.Context, from rdmakv.NodeID, j int) (*rdmakv.RemoteTable, error) {
-	sh := s.sh
-	sh.remoteMu.Lock()
+	sh := s.rc
+	sh.mu.Lock()
 	rt := sh.remote[j]
-	sh.remoteMu.Unlock()
+	sh.mu.Unlock()
 	if rt != nil {
 		return rt, nil
 	}
@@ -206,12 +242,12 @@ func (s *Store) RemoteTable(ctx context.Context, from rdmakv.NodeID, j int) (*rd
 	if err != nil {
 		return nil, err
 	}
-	sh.remoteMu.Lock()
+	sh.mu.Lock()
 	if sh.remote[j] == nil {
 		sh.remote[j] = rt
 	}
 	rt = sh.remote[j]
-	sh.remoteMu.Unlock()
+	sh.mu.Unlock()
 	return rt, nil
 }
 
@@ -221,10 +257,10 @@ func (s *Store) deltaRegion(j int) rdmakv.RegionID { return rdmakv.RegionID(s.n 
 // remoteDelta returns shard j's delta table through the fabric (opened
 // once, like RemoteTable).
 func (s *Store) remoteDelta(ctx context.Context, from rdmakv.NodeID, j int) (*rdmakv.RemoteDelta, error) {
-	sh := s.sh
-	sh.remoteMu.Lock()
+	sh := s.rc
+	sh.mu.Lock()
 	rd := sh.rdelta[j]
-	sh.remoteMu.Unlock()
+	sh.mu.Unlock()
 	if rd != nil {
 		return rd, nil
 	}
@@ -232,12 +268,12 @@ func (s *Store) remoteDelta(ctx context.Context, from rdmakv.NodeID, j int) (*rd
 	if err != nil {
 		return nil, err
 	}
-	sh.remoteMu.Lock()
+	sh.mu.Lock()
 	if sh.rdelta[j] == nil {
 		sh.rdelta[j] = rd
 	}
 	rd = sh.rdelta[j]
-	sh.remoteMu.Unlock()
+	sh.mu.Unlock()
 	return rd, nil
 }
 
