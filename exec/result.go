@@ -145,7 +145,7 @@ func (e *Engine) Execute(ctx context.Context, plan *planner.Plan, opts Options) 
 	res.locals.account(mem)
 	q := newQueryRun(ctx, e, plan, opts, res)
 	q.mem = mem
-	q.env.MaxValue, q.env.Abort, q.env.Ctx = e.cfg.MaxValueBytes, func(err error) { abort(err) }, ctx
+	q.env.MaxValue, q.env.Abort, q.env.Ctx = e.cfg.MaxValueBytes, abort, ctx
 	defer func() {
 		if err != nil {
 			if c := limitCause(ctx); c != nil {
