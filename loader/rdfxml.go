@@ -108,7 +108,8 @@ func (p *rdfxmlParser) fail(n *xnode, format string, args ...any) {
 }
 
 func parseRDFXML(r io.Reader, opts Options, emit func(rdf.Quad) error) (err error) {
-	dec := xml.NewDecoder(r)
+	src := &readErrs{r: r}
+	dec := xml.NewDecoder(src)
 	dec.Strict = true
 	dec.Entity = map[string]string{} // internal DTD entities only; nothing is ever fetched
 	p := &rdfxmlParser{dec: dec, opts: opts, ids: map[string]bool{}}
@@ -150,6 +151,12 @@ func parseRDFXML(r io.Reader, opts Options, emit func(rdf.Quad) error) (err erro
 			if errors.As(err, &se) {
 				line, col := dec.InputPos()
 				panic(&xmlFail{line: line, col: col, msg: "XML: " + se.Msg})
+			}
+			if src.err == nil {
+				// Not the reader's error: the decoder refused the document
+				// (e.g. an unsupported XML version).
+				line, col := dec.InputPos()
+				panic(&xmlFail{line: line, col: col, msg: err.Error()})
 			}
 			return fmt.Errorf("cannot read %s: %w", opts.Name, err)
 		}
@@ -806,4 +813,20 @@ func writeAttrValue(b *strings.Builder, s string) {
 			b.WriteRune(r)
 		}
 	}
+}
+
+// readErrs is the reader of the XML decoder, remembering the first error
+// of the underlying reader (other than EOF), so that the decoder's own
+// errors can be told from I/O errors.
+type readErrs struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErrs) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+	return n, err
 }
