@@ -409,8 +409,12 @@ func (n *node) runSubQuery(ctx context.Context, cancel context.CancelFunc, key f
 		rep.stats = t.stats
 	}
 	// The reply goes out even when the query was cancelled (the parent
-	// drops it); a closed engine or dead peer just loses it.
-	_ = n.eng.tr.Send(n.eng.ctx, n.id, key.from, encodeReply(rep))
+	// drops it); a closed engine or dead peer just loses it. The account
+	// is released first: once the parent has every reply, no sub-query
+	// of its query holds memory in the engine's sum.
+	msg := encodeReply(rep)
+	mem.close()
+	_ = n.eng.tr.Send(n.eng.ctx, n.id, key.from, msg)
 }
 
 // fork sends sub-queries (steps from k, with step k run locally by the
