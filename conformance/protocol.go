@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -58,6 +59,9 @@ type HTTPRequest struct {
 	ContentType string
 	RDFBody     string
 	HasRDFBody  bool
+	// Location: the response must name a Location (mf:expectedLocation),
+	// which later requests of the test use for $LOCATION$.
+	Location bool
 }
 
 var htsCodes = map[string]string{"OK": "200", "Created": "201", "NoContent": "204", "NotFound": "404",
@@ -157,6 +161,7 @@ func (s *Suite) httpTest(g graph, e rdf.Term, dir string) (HTTPTest, error) {
 				}
 			}
 			r.Format = g.one(resp, mfNS+"expectedFormat").Value
+			r.Location = !g.one(resp, mfNS+"expectedLocation").IsZero()
 			if b := g.one(resp, mfNS+"expectedBoolean"); !b.IsZero() {
 				v := b.Value == "true"
 				r.Boolean = &v
@@ -209,22 +214,6 @@ func headers(g graph, node rdf.Term) ([][2]string, error) {
 	return out, nil
 }
 
-// httpSupported says why a test cannot run on our server ("" when it can):
-// graphs are identified indirectly (?graph=IRI) only — the server does not
-// name graphs by its own URLs — and a POST to the store without ?graph=
-// does not create a graph of its own naming.
-func (t HTTPTest) httpSupported() string {
-	for _, r := range t.Requires {
-		switch r {
-		case "DirectGraphIdentification":
-			return "direct graph identification: the Graph Store Protocol endpoint names graphs by ?graph=IRI (indirect), not by its own URLs"
-		case "POSTGraphCreation":
-			return "POST graph creation: a POST to the store without ?graph= is not given a new graph IRI by the server"
-		}
-	}
-	return ""
-}
-
 // endpointPath maps a manifest path onto our server: /sparql/… is our
 // /sparql endpoint (queries and updates), /gsp… our /store.
 func endpointPath(p string) string {
@@ -246,10 +235,6 @@ const protocolToken = "conformance"
 // manifest.
 func RunHTTPTest(ctx context.Context, t HTTPTest, shards int, timeout time.Duration) Outcome {
 	out := Outcome{ID: t.ID, Dir: t.Dir}
-	if why := t.httpSupported(); why != "" {
-		out.Status, out.Reason = Skip, why
-		return out
-	}
 	fail := func(i int, reason string, detail string) Outcome {
 		out.Status, out.Reason = Fail, fmt.Sprintf("request %d (%s %s): %s", i+1, t.Requests[i].Method, t.Requests[i].Path, firstLine(reason))
 		out.Detail = detail
@@ -277,12 +262,14 @@ func RunHTTPTest(ctx context.Context, t HTTPTest, shards int, timeout time.Durat
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
+	location := "" // the last response's Location, for $LOCATION$
 	for i, r := range t.Requests {
 		var body io.Reader
 		if r.HasBody {
 			body = strings.NewReader(r.Body)
 		}
-		req, err := http.NewRequestWithContext(ctx, r.Method, hs.URL+endpointPath(r.Path), body)
+		path := strings.ReplaceAll(endpointPath(r.Path), "$LOCATION$", url.QueryEscape(location))
+		req, err := http.NewRequestWithContext(ctx, r.Method, hs.URL+path, body)
 		if err != nil {
 			return fail(i, err.Error(), "")
 		}
@@ -302,6 +289,13 @@ func RunHTTPTest(ctx context.Context, t HTTPTest, shards int, timeout time.Durat
 		detail := fmt.Sprintf("response %s, Content-Type %q:\n%s", resp.Status, resp.Header.Get("Content-Type"), got)
 		if why := checkResponse(r, resp, got); why != "" {
 			return fail(i, why, detail)
+		}
+		if r.Location {
+			loc, err := resp.Location()
+			if err != nil {
+				return fail(i, "no Location header: "+err.Error(), detail)
+			}
+			location = loc.String()
 		}
 	}
 	out.Status = Pass

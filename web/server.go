@@ -178,8 +178,10 @@ func (s *Server) routes(reg *prometheus.Registry) *gin.Engine {
 	r.OPTIONS("/update", s.handleOptions("POST, OPTIONS"))
 	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost, http.MethodDelete} {
 		r.Handle(m, "/store", s.handleStore)
+		r.Handle(m, "/store/*graph", s.handleStore) // direct graph identification
 	}
 	r.OPTIONS("/store", s.handleOptions("GET, HEAD, PUT, POST, DELETE, OPTIONS"))
+	r.OPTIONS("/store/*graph", s.handleOptions("GET, HEAD, PUT, POST, DELETE, OPTIONS"))
 
 	r.GET("/api/examples", s.handleExamples)
 	r.POST("/api/cancel", s.handleCancel)

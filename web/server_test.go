@@ -887,3 +887,54 @@ func TestMayContainWord(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphStoreDirectAndCreated: a graph named by its own URL under
+// /store (direct identification) is the graph of that IRI, and a POST to
+// /store without ?graph= creates a graph of the server's naming, given in
+// Location, which reads back by that IRI.
+func TestGraphStoreDirectAndCreated(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.UpdateToken = "tok" })
+	auth := map[string]string{"Authorization": "Bearer tok", "Content-Type": "application/n-triples"}
+	doc := "<http://example.org/a> <http://example.org/knows> <http://example.org/b> .\n"
+	if r := f.do("PUT", "/store/people/1.nt", auth, doc); r.status != 201 {
+		t.Fatalf("direct PUT: %d %s", r.status, r.body)
+	}
+	direct := f.ts.URL + "/store/people/1.nt"
+	if ts, st := f.readGraph("/store?graph=" + url.QueryEscape(direct)); st != 200 || len(ts) != 1 {
+		t.Errorf("the direct graph by ?graph=<%s>: %d, %d triples", direct, st, len(ts))
+	}
+	if ts, st := f.readGraph("/store/people/1.nt"); st != 200 || len(ts) != 1 {
+		t.Errorf("direct GET: %d, %d triples", st, len(ts))
+	}
+	if r := f.do("HEAD", "/store/people/2.nt", nil, ""); r.status != 404 {
+		t.Errorf("direct HEAD of a missing graph: %d", r.status)
+	}
+	if r := f.get("/store/people/1.nt?default", "application/n-triples"); r.status != 400 {
+		t.Errorf("direct path with ?default: %d", r.status)
+	}
+	if r := f.do("DELETE", "/store/people/1.nt", auth, ""); r.status != 204 {
+		t.Errorf("direct DELETE: %d %s", r.status, r.body)
+	}
+	if _, st := f.readGraph("/store/people/1.nt"); st != 404 {
+		t.Errorf("direct GET after DELETE: %d", st)
+	}
+
+	var locs []string
+	for i := 0; i < 2; i++ {
+		r := f.do("POST", "/store", auth, doc)
+		loc := r.header.Get("Location")
+		if r.status != 201 || !strings.HasPrefix(loc, f.ts.URL+"/store/graphs/") {
+			t.Fatalf("POST creation: %d, Location %q: %s", r.status, loc, r.body)
+		}
+		if ts, st := f.readGraph("/store?graph=" + url.QueryEscape(loc)); st != 200 || len(ts) != 1 {
+			t.Errorf("created graph <%s>: %d, %d triples", loc, st, len(ts))
+		}
+		locs = append(locs, loc)
+	}
+	if locs[0] == locs[1] {
+		t.Errorf("two POSTs were given one graph: %s", locs[0])
+	}
+	if r := f.do("POST", "/store", map[string]string{"Content-Type": "application/n-triples"}, doc); r.status != 401 && r.status != 403 {
+		t.Errorf("POST creation without the token: %d", r.status)
+	}
+}

@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"mime"
 	"net/http"
@@ -36,10 +38,35 @@ func graphOf(q url.Values) (GraphName, error) {
 	return GraphName{}, newHTTPError(http.StatusBadRequest, "bad_request", "the Graph Store Protocol needs ?default or ?graph=IRI")
 }
 
+// storeTarget reads the graph a Graph Store Protocol request names:
+// indirectly (?default or ?graph=IRI on /store), directly (any other path
+// under /store names the graph whose IRI is that request URL, §4.1), or —
+// a POST to /store with neither parameter (§5.4) — a new graph whose IRI
+// the server mints under /store/graphs/ (created is then true).
+func storeTarget(c *gin.Context, params url.Values) (g GraphName, created bool, err error) {
+	_, def := params["default"]
+	_, named := params["graph"]
+	if c.Request.URL.Path != "/store" {
+		if def || named {
+			return GraphName{}, false, newHTTPError(http.StatusBadRequest, "bad_request", "a graph named by its own URL takes no ?default or ?graph= parameter")
+		}
+		return GraphName{IRI: requestOrigin(c) + c.Request.URL.EscapedPath()}, false, nil
+	}
+	if c.Request.Method == http.MethodPost && !def && !named {
+		var id [16]byte
+		if _, err := rand.Read(id[:]); err != nil {
+			return GraphName{}, false, fmt.Errorf("cannot name a new graph: %w", err)
+		}
+		return GraphName{IRI: requestOrigin(c) + "/store/graphs/" + hex.EncodeToString(id[:])}, true, nil
+	}
+	g, err = graphOf(params)
+	return g, false, err
+}
+
 func (s *Server) handleStore(c *gin.Context) {
 	start := time.Now()
 	params := c.Request.URL.Query()
-	g, err := graphOf(params)
+	g, minted, err := storeTarget(c, params)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -132,7 +159,11 @@ func (s *Server) handleStore(c *gin.Context) {
 			writeError(c, contextError(ctx, err))
 			return
 		}
-		if created {
+		if minted {
+			// The new graph's IRI is where it can be read (directly).
+			c.Header("Location", g.IRI)
+		}
+		if created || minted {
 			c.Status(http.StatusCreated)
 			return
 		}
@@ -141,11 +172,16 @@ func (s *Server) handleStore(c *gin.Context) {
 }
 
 func requestURL(c *gin.Context) string {
+	return requestOrigin(c) + c.Request.URL.RequestURI()
+}
+
+// requestOrigin is the scheme and authority the request was sent to.
+func requestOrigin(c *gin.Context) string {
 	scheme := "http"
 	if c.Request.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + c.Request.Host + c.Request.URL.RequestURI()
+	return scheme + "://" + c.Request.Host
 }
 
 func (s *Server) storeGet(ctx context.Context, c *gin.Context, g GraphName, f results.Format) {
