@@ -132,13 +132,69 @@ func (g graph) list(head rdf.Term) ([]rdf.Term, error) {
 }
 
 func (s *Suite) readManifest(iri string, seen, ids map[string]bool) error {
+	return s.eachEntry(iri, seen, func(g graph, e rdf.Term, dir string) error {
+		typ, _ := strings.CutPrefix(g.one(e, rdf.RDFType).Value, mfNS)
+		if typ != "QueryEvaluationTest" && typ != "CSVResultFormatTest" {
+			return nil
+		}
+		t, err := s.test(g, e, typ, dir)
+		if err != nil {
+			return fmt.Errorf("%s: test <%s>: %w", iri, e.Value, err)
+		}
+		if ids[t.ID] {
+			return fmt.Errorf("%s: test %s listed twice", iri, t.ID)
+		}
+		ids[t.ID] = true
+		s.Tests = append(s.Tests, t)
+		return nil
+	})
+}
+
+// eachEntry reads the manifest at iri and, once each, the manifests it
+// includes (mf:include), and calls fn for every member of their mf:entries
+// lists, with the graph of the manifest listing it and the suite directory
+// that manifest is in (e.g. "basic-update").
+func (s *Suite) eachEntry(iri string, seen map[string]bool, fn func(g graph, e rdf.Term, dir string) error) error {
 	if seen[iri] {
 		return nil
 	}
 	seen[iri] = true
-	file, err := s.Path(iri)
+	g, err := s.readGraph(iri)
 	if err != nil {
 		return err
+	}
+	me := rdf.NewIRI(iri)
+	for _, l := range g.all(me, mfNS+"include") {
+		incs, err := g.list(l)
+		if err != nil {
+			return fmt.Errorf("%s: mf:include: %w", iri, err)
+		}
+		for _, inc := range incs {
+			if err := s.eachEntry(inc.Value, seen, fn); err != nil {
+				return err
+			}
+		}
+	}
+	dir := strings.TrimSuffix(path.Dir(strings.TrimPrefix(iri, SuiteBase)), "/")
+	for _, l := range g.all(me, mfNS+"entries") {
+		entries, err := g.list(l)
+		if err != nil {
+			return fmt.Errorf("%s: mf:entries: %w", iri, err)
+		}
+		for _, e := range entries {
+			if err := fn(g, e, dir); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// readGraph parses the manifest at iri into a graph.
+func (s *Suite) readGraph(iri string) (graph, error) {
+	file, err := s.Path(iri)
+	if err != nil {
+		return nil, err
 	}
 	g := graph{}
 	err = loader.ParseFile(file, loader.Options{Base: iri}, func(q rdf.Quad) error {
@@ -149,46 +205,12 @@ func (s *Suite) readManifest(iri string, seen, ids map[string]bool) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("cannot read manifest: %w", err)
+		return nil, fmt.Errorf("cannot read manifest: %w", err)
 	}
-	me := rdf.NewIRI(iri)
-	if g[me] == nil {
-		return fmt.Errorf("%s: no manifest resource <%s>", file, iri)
+	if g[rdf.NewIRI(iri)] == nil {
+		return nil, fmt.Errorf("%s: no manifest resource <%s>", file, iri)
 	}
-	for _, l := range g.all(me, mfNS+"include") {
-		incs, err := g.list(l)
-		if err != nil {
-			return fmt.Errorf("%s: mf:include: %w", file, err)
-		}
-		for _, inc := range incs {
-			if err := s.readManifest(inc.Value, seen, ids); err != nil {
-				return err
-			}
-		}
-	}
-	dir := strings.TrimSuffix(path.Dir(strings.TrimPrefix(iri, SuiteBase)), "/")
-	for _, l := range g.all(me, mfNS+"entries") {
-		entries, err := g.list(l)
-		if err != nil {
-			return fmt.Errorf("%s: mf:entries: %w", file, err)
-		}
-		for _, e := range entries {
-			typ, _ := strings.CutPrefix(g.one(e, rdf.RDFType).Value, mfNS)
-			if typ != "QueryEvaluationTest" && typ != "CSVResultFormatTest" {
-				continue
-			}
-			t, err := s.test(g, e, typ, dir)
-			if err != nil {
-				return fmt.Errorf("%s: test <%s>: %w", file, e.Value, err)
-			}
-			if ids[t.ID] {
-				return fmt.Errorf("%s: test %s listed twice", file, t.ID)
-			}
-			ids[t.ID] = true
-			s.Tests = append(s.Tests, t)
-		}
-	}
-	return nil
+	return g, nil
 }
 
 func (s *Suite) test(g graph, e rdf.Term, typ, dir string) (Test, error) {

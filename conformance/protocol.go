@@ -71,50 +71,19 @@ var htsCodes = map[string]string{"OK": "200", "Created": "201", "NoContent": "20
 func LoadHTTPTests(root, manifest string) ([]HTTPTest, error) {
 	s := &Suite{Root: root}
 	var out []HTTPTest
-	seen := map[string]bool{}
-	var read func(iri string) error
-	read = func(iri string) error {
-		if seen[iri] {
+	err := s.eachEntry(SuiteBase+manifest, map[string]bool{}, func(g graph, e rdf.Term, dir string) error {
+		typ := g.one(e, rdf.RDFType).Value
+		if typ != mfNS+"ProtocolTest" && typ != mfNS+"GraphStoreProtocolTest" {
 			return nil
 		}
-		seen[iri] = true
-		g, err := s.readGraph(iri)
+		t, err := s.httpTest(g, e, dir)
 		if err != nil {
-			return err
+			return fmt.Errorf("test <%s>: %w", e.Value, err)
 		}
-		me := rdf.NewIRI(iri)
-		for _, l := range g.all(me, mfNS+"include") {
-			incs, err := g.list(l)
-			if err != nil {
-				return err
-			}
-			for _, inc := range incs {
-				if err := read(inc.Value); err != nil {
-					return err
-				}
-			}
-		}
-		dir := strings.TrimSuffix(strings.SplitN(strings.TrimPrefix(iri, SuiteBase), "/", 2)[0], "/")
-		for _, l := range g.all(me, mfNS+"entries") {
-			entries, err := g.list(l)
-			if err != nil {
-				return err
-			}
-			for _, e := range entries {
-				typ := g.one(e, rdf.RDFType).Value
-				if typ != mfNS+"ProtocolTest" && typ != mfNS+"GraphStoreProtocolTest" {
-					continue
-				}
-				t, err := s.httpTest(g, e, dir)
-				if err != nil {
-					return fmt.Errorf("%s: test <%s>: %w", iri, e.Value, err)
-				}
-				out = append(out, t)
-			}
-		}
+		out = append(out, t)
 		return nil
-	}
-	if err := read(SuiteBase + manifest); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil

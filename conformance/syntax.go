@@ -3,7 +3,6 @@ package conformance
 import (
 	"fmt"
 	"os"
-	"path"
 	"strings"
 
 	"github.com/wukongd/wukongd/rdf"
@@ -26,54 +25,24 @@ func LoadSyntaxTests(root string) ([]SyntaxTest, error) {
 	s := &Suite{Root: root}
 	var out []SyntaxTest
 	seen := map[string]bool{}
-	var read func(iri string) error
-	read = func(iri string) error {
-		if seen[iri] {
-			return nil
-		}
-		seen[iri] = true
-		g, err := s.readGraph(iri)
-		if err != nil {
-			return err
-		}
-		me := rdf.NewIRI(iri)
-		for _, l := range g.all(me, mfNS+"include") {
-			incs, err := g.list(l)
-			if err != nil {
-				return err
-			}
-			for _, inc := range incs {
-				if err := read(inc.Value); err != nil {
-					return err
-				}
-			}
-		}
-		dir := strings.TrimSuffix(path.Dir(strings.TrimPrefix(iri, SuiteBase)), "/")
-		for _, l := range g.all(me, mfNS+"entries") {
-			entries, err := g.list(l)
-			if err != nil {
-				return err
-			}
-			for _, e := range entries {
-				typ, _ := strings.CutPrefix(g.one(e, rdf.RDFType).Value, mfNS)
-				switch typ {
-				case "PositiveSyntaxTest11", "NegativeSyntaxTest11", "PositiveUpdateSyntaxTest11", "NegativeUpdateSyntaxTest11":
-				default:
-					continue
-				}
-				id, _ := strings.CutPrefix(e.Value, SuiteBase)
-				doc, err := s.doc(g.one(e, mfNS+"action").Value)
-				if err != nil {
-					return fmt.Errorf("%s: %w", id, err)
-				}
-				out = append(out, SyntaxTest{ID: id, Dir: dir, Type: typ, File: doc,
-					Update: strings.Contains(typ, "Update"), Positive: strings.HasPrefix(typ, "Positive")})
-			}
-		}
-		return nil
-	}
 	for _, m := range []string{"manifest-sparql11-query.ttl", UpdateManifest, "manifest-sparql11-fed.ttl"} {
-		if err := read(SuiteBase + m); err != nil {
+		err := s.eachEntry(SuiteBase+m, seen, func(g graph, e rdf.Term, dir string) error {
+			typ, _ := strings.CutPrefix(g.one(e, rdf.RDFType).Value, mfNS)
+			switch typ {
+			case "PositiveSyntaxTest11", "NegativeSyntaxTest11", "PositiveUpdateSyntaxTest11", "NegativeUpdateSyntaxTest11":
+			default:
+				return nil
+			}
+			id, _ := strings.CutPrefix(e.Value, SuiteBase)
+			doc, err := s.doc(g.one(e, mfNS+"action").Value)
+			if err != nil {
+				return fmt.Errorf("%s: %w", id, err)
+			}
+			out = append(out, SyntaxTest{ID: id, Dir: dir, Type: typ, File: doc,
+				Update: strings.Contains(typ, "Update"), Positive: strings.HasPrefix(typ, "Positive")})
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}

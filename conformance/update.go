@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/wukongd/wukongd/graphstore"
-	"github.com/wukongd/wukongd/loader"
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/service"
 	"github.com/wukongd/wukongd/web"
@@ -53,75 +51,21 @@ type NamedDoc struct {
 func LoadUpdates(root string) ([]UpdateTest, error) {
 	s := &Suite{Root: root}
 	var out []UpdateTest
-	seen := map[string]bool{}
-	var read func(iri string) error
-	read = func(iri string) error {
-		if seen[iri] {
+	err := s.eachEntry(SuiteBase+UpdateManifest, map[string]bool{}, func(g graph, e rdf.Term, dir string) error {
+		if g.one(e, rdf.RDFType).Value != mfNS+"UpdateEvaluationTest" {
 			return nil
 		}
-		seen[iri] = true
-		g, err := s.readGraph(iri)
+		t, err := s.updateTest(g, e, dir)
 		if err != nil {
-			return err
+			return fmt.Errorf("test <%s>: %w", e.Value, err)
 		}
-		me := rdf.NewIRI(iri)
-		for _, l := range g.all(me, mfNS+"include") {
-			incs, err := g.list(l)
-			if err != nil {
-				return fmt.Errorf("%s: mf:include: %w", iri, err)
-			}
-			for _, inc := range incs {
-				if err := read(inc.Value); err != nil {
-					return err
-				}
-			}
-		}
-		dir := strings.TrimSuffix(path.Dir(strings.TrimPrefix(iri, SuiteBase)), "/")
-		for _, l := range g.all(me, mfNS+"entries") {
-			entries, err := g.list(l)
-			if err != nil {
-				return fmt.Errorf("%s: mf:entries: %w", iri, err)
-			}
-			for _, e := range entries {
-				if g.one(e, rdf.RDFType).Value != mfNS+"UpdateEvaluationTest" {
-					continue
-				}
-				t, err := s.updateTest(g, e, dir)
-				if err != nil {
-					return fmt.Errorf("%s: test <%s>: %w", iri, e.Value, err)
-				}
-				out = append(out, t)
-			}
-		}
-		return nil
-	}
-	if err := read(SuiteBase + UpdateManifest); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// readGraph parses the manifest at iri into a graph.
-func (s *Suite) readGraph(iri string) (graph, error) {
-	file, err := s.Path(iri)
-	if err != nil {
-		return nil, err
-	}
-	g := graph{}
-	err = loader.ParseFile(file, loader.Options{Base: iri}, func(q rdf.Quad) error {
-		if g[q.S] == nil {
-			g[q.S] = map[string][]rdf.Term{}
-		}
-		g[q.S][q.P.Value] = append(g[q.S][q.P.Value], q.O)
+		out = append(out, t)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cannot read manifest: %w", err)
+		return nil, err
 	}
-	if g[rdf.NewIRI(iri)] == nil {
-		return nil, fmt.Errorf("%s: no manifest resource <%s>", file, iri)
-	}
-	return g, nil
+	return out, nil
 }
 
 func (s *Suite) updateTest(g graph, e rdf.Term, dir string) (UpdateTest, error) {
