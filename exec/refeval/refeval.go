@@ -85,6 +85,18 @@ func (g *Graph) Eval(q *sparql.Query) ([]sparql.Var, [][]rdf.Term, error) {
 	return q.Vars, rows, nil
 }
 
+// evalBoth evaluates the two operands of a binary operator on their own
+// (bottom-up, as the algebra defines every binary operator).
+func (g *Graph) evalBoth(left, right sparql.Pattern) (l, r []solution, err error) {
+	if l, err = g.eval(left); err != nil {
+		return nil, nil, err
+	}
+	if r, err = g.eval(right); err != nil {
+		return nil, nil, err
+	}
+	return l, r, nil
+}
+
 func (g *Graph) eval(p sparql.Pattern) ([]solution, error) {
 	switch p := p.(type) {
 	case *sparql.BGP:
@@ -101,11 +113,7 @@ func (g *Graph) eval(p sparql.Pattern) ([]solution, error) {
 		}
 		return sols, nil
 	case *sparql.Join:
-		l, err := g.eval(p.Left)
-		if err != nil {
-			return nil, err
-		}
-		r, err := g.eval(p.Right)
+		l, r, err := g.evalBoth(p.Left, p.Right)
 		if err != nil {
 			return nil, err
 		}
@@ -127,11 +135,7 @@ func (g *Graph) eval(p sparql.Pattern) ([]solution, error) {
 	case *sparql.LeftJoin:
 		// §18.5: LeftJoin(Ω1, Ω2, expr) = Filter(expr, Join(Ω1, Ω2)) ∪
 		// Diff(Ω1, Ω2, expr).
-		l, err := g.eval(p.Left)
-		if err != nil {
-			return nil, err
-		}
-		r, err := g.eval(p.Right)
+		l, r, err := g.evalBoth(p.Left, p.Right)
 		if err != nil {
 			return nil, err
 		}
@@ -167,11 +171,7 @@ func (g *Graph) eval(p sparql.Pattern) ([]solution, error) {
 		}
 		return out, nil
 	case *sparql.Union:
-		l, err := g.eval(p.Left)
-		if err != nil {
-			return nil, err
-		}
-		r, err := g.eval(p.Right)
+		l, r, err := g.evalBoth(p.Left, p.Right)
 		if err != nil {
 			return nil, err
 		}
@@ -180,11 +180,7 @@ func (g *Graph) eval(p sparql.Pattern) ([]solution, error) {
 		}
 		return append(l, r...), nil
 	case *sparql.Minus:
-		l, err := g.eval(p.Left)
-		if err != nil {
-			return nil, err
-		}
-		r, err := g.eval(p.Right)
+		l, r, err := g.evalBoth(p.Left, p.Right)
 		if err != nil {
 			return nil, err
 		}
