@@ -35,6 +35,13 @@ type Config struct {
 	Workers       int
 	Mode          planner.Mode
 	ForkThreshold float64
+	// MaxQueryMemory, MaxMemory and MaxValueBytes bound a query's memory,
+	// the memory of every query the node runs (its own and its peers'
+	// sub-queries), and the largest string an expression may make (see
+	// service.Options; serve --max-query-memory, --max-memory,
+	// --max-value-bytes).
+	MaxQueryMemory, MaxMemory int64
+	MaxValueBytes             int
 	// Fabric tunes the tcp fabric (timeouts, backoff, Listener, Dial,
 	// Logf); Self, Peers and ClusterID are set by Open.
 	Fabric rdmakv.TCPOptions
@@ -122,7 +129,8 @@ func Open(cfg Config) (n *Node, err error) {
 		return nil, err
 	}
 	n.svc, err = service.New(n.store, service.Options{Workers: cfg.Workers, Mode: cfg.Mode,
-		ForkThreshold: cfg.ForkThreshold, Shards: m.Shards, NewEngine: n.newEngine})
+		ForkThreshold: cfg.ForkThreshold, Shards: m.Shards, NewEngine: n.newEngine,
+		MaxQueryMemory: cfg.MaxQueryMemory, MaxMemory: cfg.MaxMemory, MaxValueBytes: cfg.MaxValueBytes})
 	if err != nil {
 		return nil, err
 	}

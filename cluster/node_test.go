@@ -42,6 +42,13 @@ func defaultSnapshot(t testing.TB, shards int) string {
 // simCluster opens n nodes over a simulated network.
 func simCluster(t testing.TB, sim *rdmakv.SimNet, dir string, n int, mode planner.Mode) []*Node {
 	t.Helper()
+	return simClusterWith(t, sim, dir, n, Config{Mode: mode, Workers: 2})
+}
+
+// simClusterWith opens n nodes over a simulated network, each with base's
+// engine settings and limits.
+func simClusterWith(t testing.TB, sim *rdmakv.SimNet, dir string, n int, base Config) []*Node {
+	t.Helper()
 	peers := make([]string, n)
 	for i := range peers {
 		peers[i] = fmt.Sprintf("node%d:7000", i)
@@ -52,11 +59,13 @@ func simCluster(t testing.TB, sim *rdmakv.SimNet, dir string, n int, mode planne
 		if err != nil {
 			t.Fatal(err)
 		}
-		nodes[i], err = Open(Config{Data: dir, Node: i, Peers: peers, Mode: mode, Workers: 2, SkipChecksums: true,
-			Fabric: rdmakv.TCPOptions{Listener: ln, Dial: sim.Dialer(peers[i]),
-				DialTimeout: 200 * time.Millisecond, ConnectWait: 200 * time.Millisecond,
-				HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: 300 * time.Millisecond,
-				BackoffMin: 5 * time.Millisecond, BackoffMax: 50 * time.Millisecond}})
+		cfg := base
+		cfg.Data, cfg.Node, cfg.Peers, cfg.SkipChecksums = dir, i, peers, true
+		cfg.Fabric = rdmakv.TCPOptions{Listener: ln, Dial: sim.Dialer(peers[i]),
+			DialTimeout: 200 * time.Millisecond, ConnectWait: 200 * time.Millisecond,
+			HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: 300 * time.Millisecond,
+			BackoffMin: 5 * time.Millisecond, BackoffMax: 50 * time.Millisecond}
+		nodes[i], err = Open(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

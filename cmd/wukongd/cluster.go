@@ -29,14 +29,18 @@ func init() {
 
 // openClusterNode is serve's cluster mode (--node and --peers): this
 // process is node `node` of the cluster whose fabric addresses are peers.
-func openClusterNode(data string, node int, peers []string, mode planner.Mode, log zerolog.Logger) (*cluster.Node, error) {
+// limits carries serve's query limits (--max-query-memory, --max-memory,
+// --max-value-bytes): Data, Node, Peers and Mode are set here.
+func openClusterNode(data string, node int, peers []string, mode planner.Mode, limits cluster.Config, log zerolog.Logger) (*cluster.Node, error) {
 	if data == "" {
 		return nil, errors.New("--peers needs --data DIR (a snapshot made by 'wukongd load --shards N', N ≥ the number of nodes)")
 	}
 	start := time.Now()
 	flog := log.With().Str("component", "fabric").Int("node", node).Logger()
-	n, err := cluster.Open(cluster.Config{Data: data, Node: node, Peers: peers, Mode: mode,
-		Fabric: rdmakv.TCPOptions{Logf: func(format string, args ...any) { flog.Info().Msgf(format, args...) }}})
+	cfg := limits
+	cfg.Data, cfg.Node, cfg.Peers, cfg.Mode = data, node, peers, mode
+	cfg.Fabric = rdmakv.TCPOptions{Logf: func(format string, args ...any) { flog.Info().Msgf(format, args...) }}
+	n, err := cluster.Open(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/wukongd/wukongd/cluster"
 	"github.com/wukongd/wukongd/datasets"
 	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/service"
@@ -100,7 +101,8 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	var registry *prometheus.Registry
 	var recovering *service.Service // replays its write-ahead log once serving
 	if len(peers) > 0 {
-		node, err := openClusterNode(*data, *nodeIdx, peers, mode, log)
+		node, err := openClusterNode(*data, *nodeIdx, peers, mode,
+			cluster.Config{MaxQueryMemory: *maxQueryMem, MaxMemory: *maxMem, MaxValueBytes: *maxValue}, log)
 		if err != nil {
 			return err
 		}
