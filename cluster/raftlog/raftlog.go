@@ -1,0 +1,603 @@
+package raftlog
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/wukongd/wukongd/wal"
+)
+
+// Errors of a Node.
+var (
+	// ErrNoLeader: the node knows no leader (it is cut off from a
+	// majority, or an election is running); the proposal was not made.
+	ErrNoLeader = errors.New("no Raft leader known to this node")
+	// ErrLost: another entry was committed where the proposal was
+	// appended (the leader changed before it committed); it will never
+	// be applied.
+	ErrLost = errors.New("the proposal was overtaken by a leader change and not committed")
+	// ErrStopped: the node is closed or its log failed.
+	ErrStopped = errors.New("the Raft node is stopped")
+)
+
+// Config configures a Node.
+type Config struct {
+	// Dir is the directory of the log (created if missing; locked).
+	Dir string
+	// ID is this node's Raft id, 1..Peers.
+	ID uint64
+	// Peers is the number of nodes; their ids are 1..Peers.
+	Peers int
+	// Send delivers an encoded raftpb.Message to node to. It must not
+	// block for long (queue, or drop: Raft retries).
+	Send func(to uint64, msg []byte)
+	// Apply applies the data of a committed normal entry (without the
+	// proposal id), in log order, once per entry and start. Its result
+	// goes to the proposer's Propose on this node. An error stops the
+	// node (the state machine cannot go on past an entry it cannot
+	// apply).
+	Apply func(index uint64, data []byte) (any, error)
+	// Tick is the Raft tick (default 50 ms); elections time out after 10
+	// ticks without a leader's heartbeat, heartbeats go every tick.
+	Tick time.Duration
+	// Logf, if set, receives the library's warnings and errors.
+	Logf func(format string, args ...any)
+}
+
+// Node is one member of the Raft group.
+type Node struct {
+	cfg     Config
+	log     *wal.Log
+	storage *raft.MemoryStorage
+	node    raft.Node
+	nextLSN uint64
+
+	idPrefix uint64
+	idSeq    atomic.Uint64
+
+	mu      sync.Mutex
+	waiters map[[16]byte]*waiter
+	byIndex map[uint64]*waiter // waiters whose entry is in this node's log
+
+	applied  atomic.Uint64 // last applied index
+	leader   atomic.Uint64
+	term     atomic.Uint64
+	appliedC chan struct{} // closed and replaced at each apply batch
+
+	stop     chan struct{}
+	done     chan struct{}
+	failOnce sync.Once
+	failErr  atomic.Pointer[error]
+}
+
+type waiter struct {
+	id     [16]byte
+	index  uint64 // 0: not seen in this node's log yet
+	term   uint64
+	result chan result
+}
+
+type result struct {
+	index uint64
+	val   any
+	err   error
+}
+
+// Open opens (or creates) the log in cfg.Dir, replays it, and starts the
+// Raft node and its Ready loop. A fresh log starts the group with the
+// members 1..Peers (every node of a new cluster does the same).
+func Open(cfg Config) (*Node, error) {
+	if cfg.ID < 1 || cfg.ID > uint64(cfg.Peers) {
+		return nil, fmt.Errorf("raft id %d is not in 1..%d", cfg.ID, cfg.Peers)
+	}
+	if cfg.Send == nil || cfg.Apply == nil {
+		return nil, errors.New("raftlog: Config.Send and Config.Apply are required")
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = 50 * time.Millisecond
+	}
+	l, err := wal.Open(cfg.Dir, wal.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the raft log: %w", err)
+	}
+	n := &Node{cfg: cfg, log: l, storage: raft.NewMemoryStorage(), waiters: map[[16]byte]*waiter{},
+		byIndex: map[uint64]*waiter{}, appliedC: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		l.Close()
+		return nil, err
+	}
+	n.idPrefix = binary.LittleEndian.Uint64(rnd[:])
+	records := 0
+	if err := l.Replay(0, func(lsn uint64, payload []byte) error {
+		records++
+		return n.restore(payload)
+	}); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("cannot replay the raft log %s: %w", cfg.Dir, err)
+	}
+	n.nextLSN = l.NextLSN()
+	rc := &raft.Config{ID: cfg.ID, ElectionTick: 10, HeartbeatTick: 1, Storage: n.storage,
+		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 1 << 30,
+		CheckQuorum: true, PreVote: true, Logger: &logger{logf: cfg.Logf}}
+	if records == 0 {
+		peers := make([]raft.Peer, cfg.Peers)
+		for i := range peers {
+			peers[i] = raft.Peer{ID: uint64(i + 1)}
+		}
+		n.node = raft.StartNode(rc, peers)
+	} else {
+		n.node = raft.RestartNode(rc)
+	}
+	go n.run()
+	return n, nil
+}
+
+// Record payload: kind byte, then for recState: u32 length + hard state
+// (0: none), u32 count, each entry u32 length + bytes, u32 length +
+// snapshot (0: none).
+const recState = 1
+
+func appendBytes(dst, b []byte) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(b)))
+	return append(dst, b...)
+}
+
+func encodeState(hs *pb.HardState, ents []*pb.Entry, snap *pb.Snapshot) ([]byte, error) {
+	buf := []byte{recState}
+	var b []byte
+	var err error
+	if !raft.IsEmptyHardState(hs) {
+		if b, err = proto.Marshal(hs); err != nil {
+			return nil, err
+		}
+	}
+	buf = appendBytes(buf, b)
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(ents)))
+	for _, e := range ents {
+		if b, err = proto.Marshal(e); err != nil {
+			return nil, err
+		}
+		buf = appendBytes(buf, b)
+	}
+	b = nil
+	if !raft.IsEmptySnap(snap) {
+		if b, err = proto.Marshal(snap); err != nil {
+			return nil, err
+		}
+	}
+	return appendBytes(buf, b), nil
+}
+
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) u32() uint32 {
+	if r.err != nil || len(r.b) < 4 {
+		r.err = errors.New("record too short")
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(r.b)
+	r.b = r.b[4:]
+	return v
+}
+
+func (r *reader) bytes() []byte {
+	n := r.u32()
+	if r.err != nil || uint64(n) > uint64(len(r.b)) {
+		r.err = errors.New("record too short")
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+// restore replays one record into the memory storage.
+func (n *Node) restore(payload []byte) error {
+	if len(payload) == 0 || payload[0] != recState {
+		return errors.New("unknown record kind")
+	}
+	r := &reader{b: payload[1:]}
+	var hs *pb.HardState
+	if b := r.bytes(); len(b) > 0 {
+		hs = &pb.HardState{}
+		if err := proto.Unmarshal(b, hs); err != nil {
+			return fmt.Errorf("hard state: %w", err)
+		}
+	}
+	count := r.u32()
+	if r.err == nil && uint64(count) > uint64(len(r.b)) {
+		return errors.New("entry count past the record")
+	}
+	ents := make([]*pb.Entry, 0, count)
+	for i := uint32(0); i < count && r.err == nil; i++ {
+		e := &pb.Entry{}
+		if err := proto.Unmarshal(r.bytes(), e); err != nil {
+			return fmt.Errorf("entry: %w", err)
+		}
+		ents = append(ents, e)
+	}
+	var snap *pb.Snapshot
+	if b := r.bytes(); len(b) > 0 {
+		snap = &pb.Snapshot{}
+		if err := proto.Unmarshal(b, snap); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if snap != nil {
+		if err := n.storage.ApplySnapshot(snap); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+			return err
+		}
+	}
+	if len(ents) > 0 {
+		if err := n.storage.Append(ents); err != nil {
+			return err
+		}
+	}
+	if hs != nil {
+		if err := n.storage.SetHardState(hs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run is the Ready loop: tick, persist, send, apply, advance.
+func (n *Node) run() {
+	defer close(n.done)
+	t := time.NewTicker(n.cfg.Tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			n.node.Tick()
+		case rd := <-n.node.Ready():
+			if err := n.handle(rd); err != nil {
+				n.fail(err)
+				n.node.Stop()
+				return
+			}
+			n.node.Advance()
+		case <-n.stop:
+			n.node.Stop()
+			return
+		}
+	}
+}
+
+func (n *Node) handle(rd raft.Ready) error {
+	if rd.SoftState != nil {
+		n.leader.Store(rd.SoftState.Lead)
+	}
+	if !raft.IsEmptyHardState(rd.HardState) {
+		n.term.Store(rd.HardState.GetTerm())
+	}
+	// Persist before anything leaves or is applied.
+	if !raft.IsEmptyHardState(rd.HardState) || len(rd.Entries) > 0 || !raft.IsEmptySnap(rd.Snapshot) {
+		payload, err := encodeState(rd.HardState, rd.Entries, rd.Snapshot)
+		if err != nil {
+			return err
+		}
+		lsn := n.nextLSN
+		n.nextLSN++
+		if err := n.log.Append(lsn, payload).Wait(); err != nil {
+			return fmt.Errorf("cannot write the raft log: %w", err)
+		}
+	}
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		if err := n.storage.ApplySnapshot(rd.Snapshot); err != nil {
+			return err
+		}
+	}
+	if !raft.IsEmptyHardState(rd.HardState) {
+		if err := n.storage.SetHardState(rd.HardState); err != nil {
+			return err
+		}
+	}
+	if len(rd.Entries) > 0 {
+		if err := n.storage.Append(rd.Entries); err != nil {
+			return err
+		}
+		n.noteAppended(rd.Entries)
+	}
+	for _, m := range rd.Messages {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			return err
+		}
+		n.cfg.Send(m.GetTo(), b)
+	}
+	return n.apply(rd.CommittedEntries)
+}
+
+// noteAppended records where this node's proposals sit in its log.
+func (n *Node) noteAppended(ents []*pb.Entry) {
+	var lost []*waiter
+	n.mu.Lock()
+	defer func() {
+		n.mu.Unlock()
+		for _, w := range lost {
+			w.result <- result{err: fmt.Errorf("%w (entry %d of term %d was replaced)", ErrLost, w.index, w.term)}
+		}
+	}()
+	for _, e := range ents {
+		idx := e.GetIndex()
+		if w := n.byIndex[idx]; w != nil && w.term != e.GetTerm() {
+			// Overwritten by a new leader's entry: an entry has one
+			// index, so ours is in no leader's log any more.
+			delete(n.byIndex, idx)
+			delete(n.waiters, w.id)
+			lost = append(lost, w)
+		}
+		if e.GetType() != pb.EntryNormal || len(e.Data) < 16 {
+			continue
+		}
+		var id [16]byte
+		copy(id[:], e.Data)
+		if w := n.waiters[id]; w != nil && w.index == 0 {
+			w.index, w.term = idx, e.GetTerm()
+			n.byIndex[idx] = w
+		}
+	}
+}
+
+func (n *Node) apply(ents []*pb.Entry) error {
+	if len(ents) == 0 {
+		return nil
+	}
+	for _, e := range ents {
+		idx := e.GetIndex()
+		switch e.GetType() {
+		case pb.EntryConfChange:
+			var cc pb.ConfChange
+			if err := proto.Unmarshal(e.Data, &cc); err != nil {
+				return fmt.Errorf("entry %d: %w", idx, err)
+			}
+			n.node.ApplyConfChange(&cc)
+		case pb.EntryConfChangeV2:
+			var cc pb.ConfChangeV2
+			if err := proto.Unmarshal(e.Data, &cc); err != nil {
+				return fmt.Errorf("entry %d: %w", idx, err)
+			}
+			n.node.ApplyConfChange(&cc)
+		case pb.EntryNormal:
+			if len(e.Data) == 0 {
+				break // a new leader's empty entry
+			}
+			if len(e.Data) < 16 {
+				return fmt.Errorf("entry %d: %d bytes, shorter than a proposal id", idx, len(e.Data))
+			}
+			val, err := n.cfg.Apply(idx, e.Data[16:])
+			if err != nil {
+				return fmt.Errorf("cannot apply entry %d: %w", idx, err)
+			}
+			var id [16]byte
+			copy(id[:], e.Data)
+			n.settle(idx, id, result{index: idx, val: val})
+		}
+		n.settleLost(idx, e)
+		n.applied.Store(idx)
+	}
+	n.mu.Lock()
+	close(n.appliedC)
+	n.appliedC = make(chan struct{})
+	n.mu.Unlock()
+	return nil
+}
+
+// settle hands the result to the proposer waiting for id, if any.
+func (n *Node) settle(idx uint64, id [16]byte, r result) {
+	n.mu.Lock()
+	w := n.waiters[id]
+	if w != nil {
+		delete(n.waiters, id)
+		if n.byIndex[w.index] == w {
+			delete(n.byIndex, w.index)
+		}
+	}
+	n.mu.Unlock()
+	if w != nil {
+		w.result <- r
+	}
+}
+
+// settleLost fails the proposer whose entry sat at idx if another entry
+// was committed there.
+func (n *Node) settleLost(idx uint64, e *pb.Entry) {
+	n.mu.Lock()
+	w := n.byIndex[idx]
+	if w != nil {
+		delete(n.byIndex, idx)
+		delete(n.waiters, w.id)
+	}
+	n.mu.Unlock()
+	if w != nil {
+		w.result <- result{err: fmt.Errorf("%w (entry %d of term %d)", ErrLost, idx, e.GetTerm())}
+	}
+}
+
+func (n *Node) fail(err error) {
+	n.failOnce.Do(func() {
+		n.failErr.Store(&err)
+		if n.cfg.Logf != nil {
+			n.cfg.Logf("raft node %d stopped: %v", n.cfg.ID, err)
+		}
+		n.mu.Lock()
+		ws := n.waiters
+		n.waiters, n.byIndex = map[[16]byte]*waiter{}, map[uint64]*waiter{}
+		n.mu.Unlock()
+		for _, w := range ws {
+			w.result <- result{err: fmt.Errorf("%w: %v", ErrStopped, err)}
+		}
+	})
+}
+
+// Err returns why the node stopped (nil while it runs).
+func (n *Node) Err() error {
+	if p := n.failErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Propose proposes data and waits until its entry is applied on this
+// node; it returns the entry's index and what Config.Apply returned. It
+// fails at once with ErrNoLeader when no leader is known, with ErrLost
+// when a leader change dropped the entry, and with ctx's error when the
+// entry is not applied in time (its outcome is then unknown).
+func (n *Node) Propose(ctx context.Context, data []byte) (uint64, any, error) {
+	if err := n.Err(); err != nil {
+		return 0, nil, fmt.Errorf("%w: %v", ErrStopped, err)
+	}
+	if n.leader.Load() == raft.None {
+		return 0, nil, ErrNoLeader
+	}
+	w := &waiter{result: make(chan result, 1)}
+	binary.LittleEndian.PutUint64(w.id[:], n.idPrefix)
+	binary.LittleEndian.PutUint64(w.id[8:], n.idSeq.Add(1))
+	buf := make([]byte, 16+len(data))
+	copy(buf, w.id[:])
+	copy(buf[16:], data)
+	n.mu.Lock()
+	n.waiters[w.id] = w
+	n.mu.Unlock()
+	forget := func() {
+		n.mu.Lock()
+		if n.waiters[w.id] == w {
+			delete(n.waiters, w.id)
+			if n.byIndex[w.index] == w {
+				delete(n.byIndex, w.index)
+			}
+		}
+		n.mu.Unlock()
+	}
+	if err := n.node.Propose(ctx, buf); err != nil {
+		forget()
+		if errors.Is(err, raft.ErrProposalDropped) {
+			return 0, nil, ErrNoLeader
+		}
+		if errors.Is(err, raft.ErrStopped) {
+			return 0, nil, ErrStopped
+		}
+		return 0, nil, err
+	}
+	select {
+	case r := <-w.result:
+		return r.index, r.val, r.err
+	case <-ctx.Done():
+		forget()
+		return 0, nil, ctx.Err()
+	case <-n.done:
+		forget()
+		return 0, nil, ErrStopped
+	}
+}
+
+// Step hands an encoded message from a peer to Raft.
+func (n *Node) Step(ctx context.Context, msg []byte) error {
+	m := &pb.Message{}
+	if err := proto.Unmarshal(msg, m); err != nil {
+		return fmt.Errorf("bad raft message: %w", err)
+	}
+	if m.GetTo() != n.cfg.ID {
+		return fmt.Errorf("raft message for node %d received by node %d", m.GetTo(), n.cfg.ID)
+	}
+	if f := m.GetFrom(); f < 1 || f > uint64(n.cfg.Peers) {
+		return fmt.Errorf("raft message from unknown node %d", f)
+	}
+	return n.node.Step(ctx, m)
+}
+
+// ReportUnreachable tells Raft that a message to node id could not be
+// sent.
+func (n *Node) ReportUnreachable(id uint64) { n.node.ReportUnreachable(id) }
+
+// Applied returns the index of the last entry applied on this node.
+func (n *Node) Applied() uint64 { return n.applied.Load() }
+
+// Leader returns the id of the leader this node knows (0: none).
+func (n *Node) Leader() uint64 { return n.leader.Load() }
+
+// ID returns this node's id.
+func (n *Node) ID() uint64 { return n.cfg.ID }
+
+// Status is what the node knows of the group.
+type Status struct {
+	ID, Leader, Term, Commit, Applied uint64
+	State                             string
+}
+
+// Status returns the node's view of the group.
+func (n *Node) Status() Status {
+	st := n.node.Status()
+	return Status{ID: n.cfg.ID, Leader: st.Lead, Term: st.GetTerm(), Commit: st.GetCommit(), Applied: n.applied.Load(),
+		State: st.RaftState.String()}
+}
+
+// WaitApplied waits until the entry at index is applied here.
+func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
+	for {
+		n.mu.Lock()
+		c := n.appliedC
+		n.mu.Unlock()
+		if n.applied.Load() >= index {
+			return nil
+		}
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-n.done:
+			return ErrStopped
+		}
+	}
+}
+
+// Close stops the node and closes its log.
+func (n *Node) Close() error {
+	select {
+	case <-n.stop:
+	default:
+		close(n.stop)
+	}
+	<-n.done
+	n.fail(errors.New("closed"))
+	return n.log.Close()
+}
+
+// logger passes the library's warnings and errors to Logf.
+type logger struct{ logf func(string, ...any) }
+
+func (l *logger) out(format string, args ...any) {
+	if l.logf != nil {
+		l.logf("raft: "+format, args...)
+	}
+}
+func (l *logger) Debug(...any)                     {}
+func (l *logger) Debugf(string, ...any)            {}
+func (l *logger) Info(...any)                      {}
+func (l *logger) Infof(string, ...any)             {}
+func (l *logger) Warning(v ...any)                 { l.out("%s", fmt.Sprint(v...)) }
+func (l *logger) Warningf(format string, v ...any) { l.out(format, v...) }
+func (l *logger) Error(v ...any)                   { l.out("%s", fmt.Sprint(v...)) }
+func (l *logger) Errorf(format string, v ...any)   { l.out(format, v...) }
+func (l *logger) Fatal(v ...any)                   { panic(fmt.Sprint(v...)) }
+func (l *logger) Fatalf(format string, v ...any)   { panic(fmt.Sprintf(format, v...)) }
+func (l *logger) Panic(v ...any)                   { panic(fmt.Sprint(v...)) }
+func (l *logger) Panicf(format string, v ...any)   { panic(fmt.Sprintf(format, v...)) }
