@@ -283,7 +283,15 @@ func (e *Engine) run(f func()) {
 func (n *node) dispatch() {
 	defer n.eng.wg.Done()
 	for {
-		from, msg, err := n.eng.tr.Recv(n.eng.ctx, n.id)
+		mctx := n.eng.ctx
+		var from int
+		var msg []byte
+		var err error
+		if ct, ok := n.eng.tr.(ContextTransport); ok {
+			mctx, from, msg, err = ct.RecvContext(n.eng.ctx, n.id)
+		} else {
+			from, msg, err = n.eng.tr.Recv(n.eng.ctx, n.id)
+		}
 		if err != nil {
 			if n.eng.ctx.Err() != nil {
 				return
@@ -304,9 +312,9 @@ func (n *node) dispatch() {
 				// ends its wait.
 				continue
 			}
-			ctx, cancel := context.WithCancel(n.eng.ctx)
+			ctx, cancel := context.WithCancel(mctx)
 			if !q.deadline.IsZero() {
-				ctx, cancel = context.WithDeadline(n.eng.ctx, q.deadline)
+				ctx, cancel = context.WithDeadline(mctx, q.deadline)
 			}
 			key := forkKey{from, q.fork}
 			n.mu.Lock()

@@ -60,3 +60,15 @@ type Transport interface {
 	// Recv takes the next message of node's receive queue.
 	Recv(ctx context.Context, node int) (from int, msg []byte, err error)
 }
+
+// ContextTransport is a Transport whose messages carry context for the
+// sub-queries they start: a cluster's messages carry the version the
+// query reads, which the sub-query's lookups (Store.Lookup gets the
+// context) and its own forks must read too. The engine derives a forked
+// sub-query's context from the one RecvContext returns.
+type ContextTransport interface {
+	Transport
+	// RecvContext is Recv that also returns a context derived from ctx
+	// with what the message carries.
+	RecvContext(ctx context.Context, node int) (mctx context.Context, from int, msg []byte, err error)
+}

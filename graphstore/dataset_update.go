@@ -155,7 +155,7 @@ func (d *Dataset) Discard() error {
 // sibling of a newer one) it first compacts d into a lineage of its own,
 // which costs the whole dataset.
 func (d *Dataset) applyChanges(ctx context.Context, changes []GraphChange, amend bool) (*Dataset, error) {
-	nd, err := d.applyDelta(ctx, changes, amend)
+	nd, err := d.applyDelta(ctx, changes, amend, false)
 	if !errors.Is(err, errNotNewest) {
 		return nd, err
 	}
@@ -164,8 +164,53 @@ func (d *Dataset) applyChanges(ctx context.Context, changes []GraphChange, amend
 		return nil, fmt.Errorf("cannot change an older version of the dataset: %w", err)
 	}
 	defer c.Close()
-	return c.applyDelta(ctx, changes, false)
+	return c.applyDelta(ctx, changes, false, false)
 }
+
+// ApplyHosted is Apply on a dataset whose store holds only some of the
+// shards: a node of a cluster (package cluster), where every node applies
+// the same changes in the same order. The dictionary changes whole, so
+// every node gives new terms the same IDs; a shard's lists change only on
+// the node that holds it (a triple is decided on its subject's Out list,
+// or, on the node that holds only its object, on the object's In list,
+// which holds the subject iff the triple exists); the statistics follow
+// the local vertices only (each node counts its own share). d must be the
+// newest version of its lineage. Refused (wrapping ErrAllShardsNeeded,
+// with nothing changed, the same way on every node): named graphs, CLEAR
+// and DROP, a dataset with reasoning, and a plain vertex newly used as a
+// predicate or class (its triples would move between shards).
+func (d *Dataset) ApplyHosted(ctx context.Context, changes ...GraphChange) (*Dataset, error) {
+	nd, err := d.applyDelta(ctx, changes, false, true)
+	if err != nil {
+		return nil, err
+	}
+	nd.version = d.version + 1
+	return nd, nil
+}
+
+// checkHosted refuses what ApplyHosted cannot do.
+func checkHosted(d *Dataset, changes []GraphChange) error {
+	if d.inferred != nil {
+		return fmt.Errorf("%w: changing a dataset with reasoning on some shards only", ErrAllShardsNeeded)
+	}
+	if len(d.named) > 0 {
+		return fmt.Errorf("%w: a dataset with named graphs on some shards only", ErrAllShardsNeeded)
+	}
+	for i, c := range changes {
+		switch {
+		case !c.Graph.IsZero():
+			return fmt.Errorf("%w: change %d names graph %v (named graphs need every shard)", ErrAllShardsNeeded, i, c.Graph)
+		case c.Clear || c.Drop:
+			return fmt.Errorf("%w: change %d clears the default graph (CLEAR and DROP need every shard)", ErrAllShardsNeeded, i)
+		}
+	}
+	return nil
+}
+
+// Stamp returns the delta stamp the dataset reads: its lineage's count
+// of Apply and Amend steps (a reader of another node's delta regions
+// reads at it).
+func (d *Dataset) Stamp() uint64 { return d.stamp }
 
 func (d *Dataset) namedRefs() []*graphRef {
 	r := make([]*graphRef, len(d.named))

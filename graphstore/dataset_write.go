@@ -98,23 +98,32 @@ type applyRun struct {
 	order  []*writeGraph
 	made   []*Store // fresh stores, closed if the run fails
 	tus    map[*rdmakv.DeltaTable]*tableUndo
+	// hosted: the stores hold only some shards (ApplyHosted); lists of
+	// other shards are left to the nodes that hold them.
+	hosted bool
 }
 
 // applyDelta applies changes to d's lineage. amend keeps d's version.
-func (d *Dataset) applyDelta(ctx context.Context, changes []GraphChange, amend bool) (*Dataset, error) {
+func (d *Dataset) applyDelta(ctx context.Context, changes []GraphChange, amend, hosted bool) (*Dataset, error) {
 	lin := d.lin
 	lin.mu.Lock()
 	defer lin.mu.Unlock()
 	if lin.stamp != d.stamp {
 		return nil, errNotNewest
 	}
-	for _, g := range append([]*graphRef{d.def}, d.namedRefs()...) {
-		if len(g.st.LocalShards()) != g.st.n {
-			return nil, fmt.Errorf("cannot change the dataset: %w", ErrAllShardsNeeded)
+	if hosted {
+		if err := checkHosted(d, changes); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, g := range append([]*graphRef{d.def}, d.namedRefs()...) {
+			if len(g.st.LocalShards()) != g.st.n {
+				return nil, fmt.Errorf("cannot change the dataset: %w", ErrAllShardsNeeded)
+			}
 		}
 	}
 	dict := d.dict.withOverlay().tip()
-	r := &applyRun{d: d, dict: dict, graphs: map[rdf.Term]*writeGraph{}, tus: map[*rdmakv.DeltaTable]*tableUndo{}}
+	r := &applyRun{d: d, dict: dict, graphs: map[rdf.Term]*writeGraph{}, tus: map[*rdmakv.DeltaTable]*tableUndo{}, hosted: hosted}
 	r.undo = &applyUndo{stamp: lin.stamp, ov: dict.ov, dict: dict.ov.mark()}
 	if amend {
 		r.undo.prev = d.undo
@@ -312,6 +321,11 @@ func (r *applyRun) id(ctx context.Context, t rdf.Term, role byte) (ID, error) {
 		return id, nil
 	}
 	// A vertex becomes a predicate or class.
+	if r.hosted {
+		// Its triples would move to the shards of its new ID, which
+		// another node may hold.
+		return 0, fmt.Errorf("%w: %v is used as a subject or object and now as a predicate or class (its triples would move between shards)", ErrAllShardsNeeded, t)
+	}
 	p, err := ov.add(t, role)
 	if err != nil {
 		return 0, err
@@ -564,6 +578,25 @@ func (r *applyRun) write(ctx context.Context, g *writeGraph, triples []idTriple,
 			j++
 		}
 		o := st.Owner(s)
+		if r.hosted && st.tables[o] == nil {
+			// s's shard is elsewhere: a triple whose object is here is
+			// decided on its In list (it holds s iff the triple exists).
+			if p != TypeID { // type triples live wholly on s's shard
+				for _, t := range triples[i:j] {
+					oo := st.Owner(t.o)
+					if st.tables[oo] == nil {
+						continue
+					}
+					k := MakeKey(t.o, p, In)
+					list = st.tipList(list[:0], oo, k)
+					if _, member := slices.BinarySearch(list, s); member != insert {
+						inRecs = append(inRecs, krec{oo, k, s})
+					}
+				}
+			}
+			i = j
+			continue
+		}
 		k := MakeKey(s, p, Out)
 		list = st.tipList(list[:0], o, k)
 		ids = ids[:0]
@@ -637,6 +670,10 @@ func (r *applyRun) toggleGroups(st *Store, recs []krec, sign int64, after func(o
 			j++
 		}
 		o, k := recs[i].o, recs[i].k
+		if r.hosted && st.tables[o] == nil {
+			i = j // another node's shard
+			continue
+		}
 		if punned != nil && k.Vertex() == IndexVertex && k.Dir() == In && k.Pred() != AllPredicates &&
 			tip.IsClass(k.Pred()) && tip.IsPredicate(k.Pred()) {
 			*punned = append(*punned, recs[i:j]...)
@@ -754,6 +791,9 @@ func (sd *statsDelta) classPred(c, p ID, d Dir) *[2]int64 {
 // buildShard counts for it).
 func (sd *statsDelta) vertex(st *Store, v ID, sign int64) {
 	o := st.Owner(v)
+	if st.tables[o] == nil {
+		return // another node's vertex (ApplyHosted): its share is counted there
+	}
 	pout := st.tipList(nil, o, MakeKey(v, AllPredicates, Out))
 	var types []ID
 	if len(pout) > 0 {
