@@ -105,6 +105,28 @@ type applyRun struct {
 
 // applyDelta applies changes to d's lineage. amend keeps d's version.
 func (d *Dataset) applyDelta(ctx context.Context, changes []GraphChange, amend, hosted bool) (*Dataset, error) {
+	return d.applyWith(ctx, amend, hosted, changes, func(r *applyRun) error {
+		for ci, c := range changes {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if !c.Graph.IsZero() {
+				if err := checkGraphName(c.Graph); err != nil {
+					return fmt.Errorf("cannot change the dataset: change %d: %w", ci, err)
+				}
+			}
+			if err := r.change(ctx, ci, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// applyWith runs body on a new version of d's lineage (amend: the same
+// version as d; hosted: ApplyHosted of changes) and returns the dataset
+// it makes; if body fails, nothing of it is left.
+func (d *Dataset) applyWith(ctx context.Context, amend, hosted bool, changes []GraphChange, body func(r *applyRun) error) (*Dataset, error) {
 	lin := d.lin
 	lin.mu.Lock()
 	defer lin.mu.Unlock()
@@ -142,18 +164,8 @@ func (d *Dataset) applyDelta(ctx context.Context, changes []GraphChange, amend, 
 	lin.stamp++
 	r.stamp = lin.stamp
 	r.graph(rdf.Term{})
-	for ci, c := range changes {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if !c.Graph.IsZero() {
-			if err := checkGraphName(c.Graph); err != nil {
-				return nil, fmt.Errorf("cannot change the dataset: change %d: %w", ci, err)
-			}
-		}
-		if err := r.change(ctx, ci, c); err != nil {
-			return nil, err
-		}
+	if err := body(r); err != nil {
+		return nil, err
 	}
 	nd, err := r.finish()
 	if err != nil {
@@ -223,6 +235,7 @@ func (r *applyRun) change(ctx context.Context, ci int, c GraphChange) error {
 	}
 	if len(c.Insert) > 0 {
 		add := make([]idTriple, len(c.Insert))
+		aliases := r.dict.ovAlias
 		for i, t := range c.Insert {
 			x, err := r.assign(ctx, t)
 			if err != nil {
@@ -230,6 +243,13 @@ func (r *applyRun) change(ctx context.Context, ci int, c GraphChange) error {
 			}
 			add[i] = x
 		}
+		// A vertex that became a predicate or class during the loop: the
+		// triples assigned before hold its old ID.
+		r.realias(aliases, func(sub func(ID) ID) {
+			for i, x := range add {
+				add[i] = idTriple{sub(x.s), sub(x.p), sub(x.o)}
+			}
+		})
 		if g.st == nil {
 			if err := r.empty(g); err != nil {
 				return err
@@ -336,6 +356,28 @@ func (r *applyRun) id(ctx context.Context, t rdf.Term, role byte) (ID, error) {
 		return 0, fmt.Errorf("cannot move %v from ID %d to %d: %w", t, id, p, err)
 	}
 	return p, nil
+}
+
+// realias calls remap, if the overlay has aliases past the first from
+// (vertices moved to a low ID since), with a function mapping each moved
+// vertex to its new ID.
+func (r *applyRun) realias(from int, remap func(sub func(ID) ID)) {
+	if r.dict.ovAlias <= from {
+		return
+	}
+	ov := r.dict.ov
+	ov.mu.RLock()
+	moved := make(map[ID]ID, r.dict.ovAlias-from)
+	for _, a := range ov.aliases[from:r.dict.ovAlias] {
+		moved[a.from] = a.to
+	}
+	ov.mu.RUnlock()
+	remap(func(id ID) ID {
+		if to, ok := moved[id]; ok {
+			return to
+		}
+		return id
+	})
 }
 
 // moveVertex replaces vertex from by to in every graph: its triples are

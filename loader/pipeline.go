@@ -366,12 +366,10 @@ func (st *loadState) chunks(ctx context.Context, in *Input, r io.Reader, prefix 
 		default:
 			buf = make([]byte, ntChunkSize)
 		}
-		n := copy(buf, carry)
-		for n == len(buf) { // a line longer than the chunk
-			nb := make([]byte, 2*len(buf))
-			copy(nb, buf)
-			buf = nb
+		if len(buf) <= len(carry) { // a line longer than the chunk
+			buf = make([]byte, 2*len(carry))
 		}
+		n := copy(buf, carry)
 		m, err := io.ReadFull(r, buf[n:])
 		n += m
 		eof := err == io.EOF || err == io.ErrUnexpectedEOF

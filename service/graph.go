@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/loader"
@@ -55,35 +56,49 @@ func (s *Service) GetGraph(ctx context.Context, gn web.GraphName) (web.TripleIte
 // PutGraph implements web.Backend: the body replaces the graph (a named
 // graph is created if missing; created says so).
 func (s *Service) PutGraph(ctx context.Context, gn web.GraphName, body web.GraphBody) (bool, error) {
-	triples, err := s.parseBody(ctx, body)
-	if err != nil {
-		return false, err
-	}
-	var created bool
-	err = s.change(ctx, func(g *generation) (*graphstore.Dataset, []graphstore.GraphChange, error) {
-		_, err := storeOf(g.ds, gn)
-		created = err != nil
-		return s.applyChanges(ctx, g.ds, graphstore.GraphChange{Graph: graphTerm(gn), Clear: true, Insert: triples})
-	})
-	return created && err == nil, err
+	return s.bulkGraph(ctx, gn, body, true)
 }
 
 // PostGraph implements web.Backend: the body is merged into the graph
 // (RDF merge: its blank nodes are new ones; a named graph is created if
 // missing).
 func (s *Service) PostGraph(ctx context.Context, gn web.GraphName, body web.GraphBody) (bool, error) {
-	triples, err := s.parseBody(ctx, body)
+	return s.bulkGraph(ctx, gn, body, false)
+}
+
+// bulkGraph writes a Graph Store Protocol body into graph gn (replacing
+// it: put) as one change, through graphstore's bulk path: the body is
+// parsed as it streams in (N-Triples and N-Quads in parallel chunks), its
+// terms looked up by the parsing goroutines, and only then is the writer's
+// lock taken (graphstore.Dataset.ApplyBulk). The log records the triples
+// the change added.
+func (s *Service) bulkGraph(ctx context.Context, gn web.GraphName, body web.GraphBody, put bool) (bool, error) {
+	g, err := s.acquire() // its dictionary resolves the terms while parsing
 	if err != nil {
 		return false, err
 	}
+	defer g.release()
+	bulk := g.ds.NewBulkInsert()
+	if err := s.parseBulk(ctx, body, bulk); err != nil {
+		return false, err
+	}
+	n := bulk.Len()
 	var created bool
-	err = s.change(ctx, func(g *generation) (*graphstore.Dataset, []graphstore.GraphChange, error) {
-		_, err := storeOf(g.ds, gn)
-		created = err != nil && len(triples) > 0
-		if len(triples) == 0 {
+	err = s.change(ctx, func(t *generation) (*graphstore.Dataset, []graphstore.GraphChange, error) {
+		_, err := storeOf(t.ds, gn)
+		created = err != nil && (put || n > 0)
+		if !put && n == 0 {
 			return nil, nil, nil // nothing to merge
 		}
-		return s.applyChanges(ctx, g.ds, graphstore.GraphChange{Graph: graphTerm(gn), Insert: triples})
+		nds, c, err := t.ds.ApplyBulk(ctx, graphTerm(gn), put, bulk)
+		if err != nil {
+			return nil, nil, err
+		}
+		changes := []graphstore.GraphChange{c}
+		if nds, err = s.reasoner.maintain(ctx, t.ds, nds, changes); err != nil { // reason.go
+			return nil, nil, err
+		}
+		return nds, changes, nil
 	})
 	return created && err == nil, err
 }
@@ -111,55 +126,86 @@ func (s *Service) applyChanges(ctx context.Context, ds *graphstore.Dataset, chan
 	return nds, changes, nil
 }
 
-// parseBody parses a Graph Store Protocol body with package loader; its
-// blank nodes get labels no other body or INSERT uses.
-func (s *Service) parseBody(ctx context.Context, body web.GraphBody) ([]rdf.Triple, error) {
+// parseBulk parses a Graph Store Protocol body with package loader into
+// bulk; its blank nodes get labels no other body or INSERT uses.
+func (s *Service) parseBulk(ctx context.Context, body web.GraphBody, bulk *graphstore.BulkInsert) error {
 	if body.MediaType == "multipart/form-data" {
-		return s.parseParts(ctx, body)
+		return s.parseParts(ctx, body, bulk)
 	}
 	f, ok := loader.FormatForMediaType(body.MediaType)
 	if !ok {
-		return nil, fmt.Errorf("%w: %q (send N-Triples, N-Quads, Turtle, TriG or RDF/XML)", web.ErrUnsupportedMediaType, body.MediaType)
+		return fmt.Errorf("%w: %q (send N-Triples, N-Quads, Turtle, TriG or RDF/XML)", web.ErrUnsupportedMediaType, body.MediaType)
 	}
-	return s.parseDoc(ctx, f, body.Base, body.Body)
+	_, err := s.parseDoc(ctx, f, body.Base, body.Body, bulk, 0)
+	return err
 }
 
-// parseDoc parses one RDF document of a body.
-func (s *Service) parseDoc(ctx context.Context, f loader.Format, base string, r io.Reader) ([]rdf.Triple, error) {
-	var triples []rdf.Triple
+// errGraphInBody is the error for a statement of a named graph in a
+// Graph Store Protocol body.
+func errGraphInBody(g rdf.Term) error {
+	return fmt.Errorf("%w: the body has a statement in graph %s; a Graph Store Protocol body is one graph (its target is ?default or ?graph=)", web.ErrBadRequest, g)
+}
+
+// parseDoc parses one RDF document of a body into bulk, its batches
+// numbered from seq; it returns the next free number. N-Triples and
+// N-Quads are parsed in parallel chunks, other formats as they stream.
+func (s *Service) parseDoc(ctx context.Context, f loader.Format, base string, r io.Reader, bulk *graphstore.BulkInsert, seq int) (int, error) {
 	opts := loader.Options{Name: "request body", Base: base, BlankPrefix: s.newBlankPrefix()}
+	if f == loader.NTriples || f == loader.NQuads {
+		var next atomic.Int64 // past the highest number used
+		next.Store(int64(seq))
+		err := loader.ParseChunks(ctx, r, f == loader.NQuads, opts, 0, func(b loader.RawBatch) error {
+			if !b.Graph.IsZero() {
+				return errGraphInBody(b.Graph)
+			}
+			for n := next.Load(); int64(seq+b.Seq) >= n && !next.CompareAndSwap(n, int64(seq+b.Seq+1)); n = next.Load() {
+			}
+			return bulk.AddRaw(seq+b.Seq, b.Triples)
+		})
+		return int(next.Load()), err
+	}
+	batch := make([]rdf.Triple, 0, 4096)
 	err := loader.Parse(r, f, opts, func(q rdf.Quad) error {
 		if !q.G.IsZero() {
-			return fmt.Errorf("%w: the body has a statement in graph %s; a Graph Store Protocol body is one graph (its target is ?default or ?graph=)", web.ErrBadRequest, q.G)
+			return errGraphInBody(q.G)
 		}
-		if len(triples)%4096 == 0 {
+		batch = append(batch, q.Triple())
+		if len(batch) == cap(batch) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if err := bulk.Add(seq, batch); err != nil {
+				return err
+			}
+			seq++
+			batch = batch[:0]
 		}
-		triples = append(triples, q.Triple())
 		return nil
 	})
-	return triples, err
+	if err == nil && len(batch) > 0 {
+		err = bulk.Add(seq, batch)
+		seq++
+	}
+	return seq, err
 }
 
-// parseParts parses a multipart/form-data body: every part is an RDF
-// document (its Content-Type, or its file name's extension when the type is
-// missing or generic), with blank nodes of its own.
-func (s *Service) parseParts(ctx context.Context, body web.GraphBody) ([]rdf.Triple, error) {
+// parseParts parses a multipart/form-data body into bulk: every part is
+// an RDF document (its Content-Type, or its file name's extension when the
+// type is missing or generic), with blank nodes of its own.
+func (s *Service) parseParts(ctx context.Context, body web.GraphBody, bulk *graphstore.BulkInsert) error {
 	mr := multipart.NewReader(body.Body, body.Boundary)
-	var all []rdf.Triple
+	seq := 0
 	for n := 1; ; n++ {
 		part, err := mr.NextPart()
 		if err == io.EOF {
-			return all, nil
+			return nil
 		}
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return nil, err
+				return err
 			}
-			return nil, fmt.Errorf("%w: multipart body: %v", web.ErrBadRequest, err)
+			return fmt.Errorf("%w: multipart body: %v", web.ErrBadRequest, err)
 		}
 		ct := part.Header.Get("Content-Type")
 		f, ok := loader.FormatForMediaType(ct)
@@ -169,13 +215,11 @@ func (s *Service) parseParts(ctx context.Context, body web.GraphBody) ([]rdf.Tri
 			}
 		}
 		if !ok {
-			return nil, fmt.Errorf("%w: part %d (%s): %q (send N-Triples, Turtle or RDF/XML parts)", web.ErrUnsupportedMediaType, n, part.FileName(), ct)
+			return fmt.Errorf("%w: part %d (%s): %q (send N-Triples, Turtle or RDF/XML parts)", web.ErrUnsupportedMediaType, n, part.FileName(), ct)
 		}
-		ts, err := s.parseDoc(ctx, f, body.Base, part)
-		if err != nil {
-			return nil, fmt.Errorf("part %d (%s): %w", n, part.FileName(), err)
+		if seq, err = s.parseDoc(ctx, f, body.Base, part, bulk, seq); err != nil {
+			return fmt.Errorf("part %d (%s): %w", n, part.FileName(), err)
 		}
-		all = append(all, ts...)
 	}
 }
 
