@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -127,6 +128,13 @@ func materializeDataset(ctx context.Context, ds *graphstore.Dataset, profile Pro
 	if err != nil {
 		return nil, DatasetStats{}, fmt.Errorf("cannot materialize: %w", err)
 	}
+	// The terms the rules can derive as predicates or classes must have
+	// those roles (low IDs) before materializing: checked on the ontology
+	// first, so that a dictionary without them is rebuilt before, not
+	// after, the work.
+	if err := missingRolesOf(dict, o); err != nil {
+		return nil, DatasetStats{}, err
+	}
 	if opts.IsLiteral == nil {
 		opts.IsLiteral = dict.IsLiteral
 	}
@@ -137,8 +145,10 @@ func materializeDataset(ctx context.Context, ds *graphstore.Dataset, profile Pro
 	}
 	st := DatasetStats{Stats: mst, TBox: o.TBoxTriples(), Reason: time.Since(start)}
 	explicit = nil
-	if err := missingRoles(dict, inferred); err != nil {
-		return nil, st, err
+	if o.sameAs { // eq-rep-o can make any term a class
+		if err := missingRoles(dict, inferred); err != nil {
+			return nil, st, err
+		}
 	}
 	start = time.Now()
 	ids := make([]graphstore.IDTriple, len(inferred))
@@ -152,6 +162,43 @@ func materializeDataset(ctx context.Context, ds *graphstore.Dataset, profile Pro
 	}
 	st.Store = time.Since(start)
 	return nd, st, nil
+}
+
+// missingRolesOf returns a *RolesError naming the terms o's rules can
+// derive as predicates or classes that dict does not know as such, or nil.
+func missingRolesOf(dict *graphstore.Dict, o *Ontology) error {
+	var classes, preds []ID
+	for _, c := range o.Classes() {
+		if !dict.IsClass(c) {
+			classes = append(classes, c)
+		}
+	}
+	for _, p := range o.Properties() {
+		if !dict.IsPredicate(p) {
+			preds = append(preds, p)
+		}
+	}
+	if len(classes) == 0 && len(preds) == 0 {
+		return nil
+	}
+	return rolesError(dict, classes, preds)
+}
+
+func rolesError(dict *graphstore.Dict, classes, preds []ID) error {
+	re := &RolesError{}
+	for _, m := range []struct {
+		ids []ID
+		dst *[]rdf.Term
+	}{{classes, &re.Classes}, {preds, &re.Predicates}} {
+		for _, id := range m.ids {
+			t, ok := dict.Term(id)
+			if !ok {
+				return fmt.Errorf("BUG: ID %d is not in the dictionary", id)
+			}
+			*m.dst = append(*m.dst, t)
+		}
+	}
+	return re
 }
 
 // missingRoles returns a *RolesError naming the terms inferred uses as
@@ -169,18 +216,5 @@ func missingRoles(dict *graphstore.Dict, inferred []Triple) error {
 	if len(classes) == 0 && len(preds) == 0 {
 		return nil
 	}
-	re := &RolesError{}
-	for _, m := range []struct {
-		ids map[ID]bool
-		dst *[]rdf.Term
-	}{{classes, &re.Classes}, {preds, &re.Predicates}} {
-		for id := range m.ids {
-			t, ok := dict.Term(id)
-			if !ok {
-				return fmt.Errorf("BUG: inferred ID %d is not in the dictionary", id)
-			}
-			*m.dst = append(*m.dst, t)
-		}
-	}
-	return re
+	return rolesError(dict, slices.Collect(maps.Keys(classes)), slices.Collect(maps.Keys(preds)))
 }

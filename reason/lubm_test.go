@@ -97,7 +97,13 @@ func TestMaintainLUBM1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, _, err := loader.BuildDataset(ctx, inputs, loader.BuildOptions{Shards: 2})
+	raw, _, err := loader.BuildDataset(ctx, inputs, loader.BuildOptions{Shards: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	// Materialized once for the dictionary with roles (ub:Person a class).
+	ds, _, err := reason.MaterializeDataset(ctx, raw, reason.OWLRL, reason.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,17 +120,13 @@ func (m *Maintainer) Maintain(ctx context.Context, del, ins []Triple) (Change, e
 			return Change{}, m.undo(ctx, ch.Delete, marked, err)
 		}
 		var next []Triple
-		for _, buf := range c.fireRouted(delta, c) {
-			for _, part := range buf {
-				for _, u := range part {
-					h := hashTriple(u)
-					if !c.parts[partOf(h)].has(u, h) || m.explicit.has(u, h) || !over.add(u, h) {
-						continue
-					}
-					next = append(next, u)
-				}
+		eachRouted(c.fireRouted(keys{keysOf(delta)}, c, false), func(k packed) {
+			h := hashPacked(k)
+			if !c.parts[partOf(h)].hasKey(k, h) || m.explicit.hasKey(k, h) || !over.addKey(k, h) {
+				return
 			}
-		}
+			next = append(next, k.triple())
+		})
 		marked = append(marked, next...)
 		delta = next
 	}
@@ -148,16 +144,12 @@ func (m *Maintainer) Maintain(ctx context.Context, del, ins []Triple) (Change, e
 	}
 	back := newTripleSet(16)
 	var rederived []Triple
-	for _, buf := range c.fireRouted(premises, c) {
-		for _, part := range buf {
-			for _, u := range part {
-				h := hashTriple(u)
-				if over.has(u, h) && back.add(u, h) {
-					rederived = append(rederived, u)
-				}
-			}
+	eachRouted(c.fireRouted(keys{keysOf(premises)}, c, false), func(k packed) {
+		h := hashPacked(k)
+		if over.hasKey(k, h) && back.addKey(k, h) {
+			rederived = append(rederived, k.triple())
 		}
-	}
+	})
 	ch.Rederived = len(rederived)
 	// 3. Insert: the rederived and inserted triples, then the rounds.
 	for _, t := range ins {
@@ -167,14 +159,16 @@ func (m *Maintainer) Maintain(ctx context.Context, del, ins []Triple) (Change, e
 			ch.Insert = append(ch.Insert, t)
 		}
 	}
-	start := c.insert(append(rederived, ch.Insert...))
+	start := c.insertKeys(append(rederived, ch.Insert...))
 	derived, _, err := c.run(ctx, start)
 	if err != nil {
 		return Change{}, err // the closure is incomplete: the caller must rebuild
 	}
-	for _, u := range append(start, derived...) {
-		if !over.has(u, hashTriple(u)) {
-			ch.Added = append(ch.Added, u)
+	for _, b := range append(start, derived...) {
+		for _, k := range b {
+			if k = k.open(); !over.hasKey(k, hashPacked(k)) {
+				ch.Added = append(ch.Added, k.triple())
+			}
 		}
 	}
 	for _, u := range marked {

@@ -70,18 +70,24 @@ func NewClosure(o *Ontology, opts Options) *Closure {
 // closure (explicit and inferred facts) and the inferred triples (those
 // not explicit), in no particular order.
 func Materialize(ctx context.Context, o *Ontology, explicit []Triple, opts Options) (*Closure, []Triple, Stats, error) {
+	if err := o.fits(); err != nil {
+		return nil, nil, Stats{}, err
+	}
 	c := NewClosure(o, opts)
 	for i := range c.parts { // explicit and about half again inferred, without regrowing
 		c.parts[i] = newTripleSet(3 * len(explicit) / (2 * len(c.parts)))
 	}
-	delta := c.insert(explicit)
-	st := Stats{Explicit: uint64(len(delta))}
-	inferred, rounds, err := c.run(ctx, delta)
+	st := Stats{Explicit: uint64(c.insertKeys(explicit).len())}
+	// The first round fires the explicit triples in their given order (a
+	// store gives a subject's triples together, which router.recent
+	// exploits), not in the sets' hash order; a duplicate fires twice,
+	// to no effect.
+	inferred, rounds, err := c.runFrom(ctx, keys{keysOf(explicit)}, true)
 	if err != nil {
 		return nil, nil, Stats{}, err
 	}
-	st.Inferred, st.Rounds = uint64(len(inferred)), rounds
-	return c, inferred, st, nil
+	st.Inferred, st.Rounds = uint64(inferred.len()), rounds
+	return c, inferred.triples(), st, nil
 }
 
 // Len returns the number of facts.
@@ -128,6 +134,12 @@ func (c *Closure) Incident(x ID, fn func(Triple)) {
 // forWorkers runs fn(w, i) for i in 0..n-1 on the workers (w is the
 // worker's number).
 func (c *Closure) forWorkers(n int, fn func(w, i int)) {
+	if n == 1 || c.workers == 1 { // small changes: no goroutines
+		for i := range n {
+			fn(0, i)
+		}
+		return
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < min(c.workers, n); w++ {
@@ -146,35 +158,180 @@ func (c *Closure) forWorkers(n int, fn func(w, i int)) {
 	wg.Wait()
 }
 
-// insert adds ts to the facts and returns those that were new (indexed).
-func (c *Closure) insert(ts []Triple) []Triple {
-	routed := make([][][]Triple, 1) // one "worker"
-	routed[0] = make([][]Triple, len(c.parts))
+// closedBit marks a conclusion in a delta whose "super" consequences
+// were emitted with it by the same rule firing: a type (x type d) emitted
+// with every superclass of d (cax-sco from a closed table: supers, domains,
+// ranges), an edge (s q o) emitted as a superproperty q of p with every
+// consequence of q's superproperties, domains, ranges, inverses and
+// symmetry (they are among p's). Firing such a fact again would emit only
+// those conclusions once more, so the firer skips them (fire's closed
+// argument): about half the conclusions on LUBM. It lives in the unused
+// top bit of the predicate field (predicates are < 2^23) and is cleared
+// before a key goes into a set.
+const closedBit = 1 << (predBits - 1)
+
+func (k packed) open() packed { return packed{k.hi &^ closedBit, k.lo} }
+
+func (k packed) closed() bool { return k.hi&closedBit != 0 }
+
+// keysOf packs ts, dropping those with S == 0.
+func keysOf(ts []Triple) []packed {
+	ks := make([]packed, 0, len(ts))
 	for _, t := range ts {
 		if t.S == 0 {
 			continue
 		}
-		p := partOf(hashTriple(t))
-		routed[0][p] = append(routed[0][p], t)
+		checkFits(t)
+		ks = append(ks, pack(t))
 	}
+	return ks
+}
+
+// keys is a list of blocks of keys: rounds hand their new facts on as
+// the blocks they were routed in, without copying.
+type keys [][]packed
+
+func (ks keys) len() int {
+	n := 0
+	for _, b := range ks {
+		n += len(b)
+	}
+	return n
+}
+
+// chunks splits ks into pieces of at most fireChunk keys.
+func (ks keys) chunks() [][]packed {
+	var r [][]packed
+	for _, b := range ks {
+		for lo := 0; lo < len(b); lo += fireChunk {
+			r = append(r, b[lo:min(len(b), lo+fireChunk)])
+		}
+	}
+	return r
+}
+
+// triples unpacks ks (closedBit cleared), in parallel over blocks.
+func (ks keys) triples() []Triple {
+	r := make([]Triple, ks.len())
+	var wg sync.WaitGroup
+	off := 0
+	for _, b := range ks.chunks() {
+		dst := r[off : off+len(b)]
+		off += len(b)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, k := range b {
+				dst[i] = k.open().triple()
+			}
+		}()
+	}
+	wg.Wait()
+	return r
+}
+
+// router collects one worker's conclusions by partition, in blocks that
+// grow geometrically to routeBlock keys and are then chained, so that a
+// big round copies nothing and a small one allocates little. With
+// recent (big rounds), a conclusion equal to one of the last few
+// thousand routed to the same slot is dropped before it costs a probe of
+// the (much bigger, cache-cold) fact set: the explicit triples come by
+// subject, so one subject's domain types repeat back to back.
+type router struct {
+	cur    [][]packed   // [partition] the block being filled
+	blocks [][][]packed // [partition] full blocks
+	recent []packed     // direct-mapped by hash; nil: off
+}
+
+const (
+	routeBlock  = 1 << 13
+	recentSize  = 1 << 18
+	recentDelta = 1 << 14 // rounds with at least this many facts use recent
+)
+
+func newRouter(parts int, recent bool) *router {
+	r := &router{cur: make([][]packed, parts), blocks: make([][][]packed, parts)}
+	if recent {
+		r.recent = make([]packed, recentSize)
+	}
+	return r
+}
+
+func (r *router) add(k packed) {
+	h := hashPacked(k.open())
+	if r.recent != nil {
+		slot := &r.recent[h>>20&(recentSize-1)]
+		if *slot == k.open() {
+			return
+		}
+		*slot = k.open()
+	}
+	p := partOf(h)
+	b := r.cur[p]
+	if len(b) == cap(b) {
+		if cap(b) > 0 {
+			r.blocks[p] = append(r.blocks[p], b)
+		}
+		b = make([]packed, 0, min(routeBlock, max(16, 2*cap(b))))
+	}
+	r.cur[p] = append(b, k)
+}
+
+// filter keeps in the blocks of partition p only the keys keep accepts
+// (in place: each partition's blocks are one goroutine's) and returns
+// the non-empty blocks left.
+func (r *router) filter(p int, keep func(packed) bool, out keys) keys {
+	for _, b := range append(r.blocks[p], r.cur[p]) {
+		n := 0
+		for _, k := range b {
+			if keep(k) {
+				b[n] = k
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, b[:n])
+		}
+	}
+	return out
+}
+
+// insert adds ts to the facts and returns those that were new (indexed).
+func (c *Closure) insert(ts []Triple) []Triple { return c.insertKeys(ts).triples() }
+
+// insertKeys is insert, returning the new facts as keys. Routing runs on
+// the workers in chunks, like firing.
+func (c *Closure) insertKeys(ts []Triple) keys {
+	chunks := (len(ts) + fireChunk - 1) / fireChunk
+	routed := make([]*router, min(c.workers, max(chunks, 1)))
+	for w := range routed {
+		routed[w] = newRouter(len(c.parts), false)
+	}
+	c.forWorkers(chunks, func(w, i int) {
+		r := routed[w]
+		for _, t := range ts[i*fireChunk : min(len(ts), (i+1)*fireChunk)] {
+			if t.S == 0 {
+				continue
+			}
+			checkFits(t)
+			r.add(pack(t))
+		}
+	})
 	fresh := c.addRouted(routed)
 	c.index(fresh)
 	return fresh
 }
 
 // addRouted inserts every worker's conclusions into their partitions (in
-// parallel over partitions) and returns the new ones.
-func (c *Closure) addRouted(routed [][][]Triple) []Triple {
-	news := make([][]Triple, len(c.parts))
+// parallel over partitions) and returns the new ones (with their
+// closedBit as routed), in the routers' blocks.
+func (c *Closure) addRouted(routed []*router) keys {
+	news := make([]keys, len(c.parts))
 	c.forWorkers(len(c.parts), func(_, p int) {
 		set := c.parts[p]
-		var fresh []Triple
-		for _, buf := range routed {
-			for _, t := range buf[p] {
-				if set.add(t, hashTriple(t)) {
-					fresh = append(fresh, t)
-				}
-			}
+		var fresh keys
+		for _, r := range routed {
+			fresh = r.filter(p, func(k packed) bool { return set.addKey(k.open(), hashPacked(k.open())) }, fresh)
 		}
 		news[p] = fresh
 	})
@@ -183,33 +340,40 @@ func (c *Closure) addRouted(routed [][][]Triple) []Triple {
 
 // index adds fresh facts to the join indexes (in parallel over index
 // partitions).
-func (c *Closure) index(fresh []Triple) {
+func (c *Closure) index(fresh keys) {
 	o := c.o
 	full := o.sameAs || c.opts.Maintainable
-	if len(o.outIdx) == 0 && len(o.inIdx) == 0 && !full {
+	if !o.anyIdx && !full {
 		return
 	}
 	c.forWorkers(len(c.idx), func(_, i int) {
 		ix := c.idx[i]
-		for _, t := range fresh {
-			if o.outIdx[t.P] && c.idxOf(t.S) == ix {
-				k := idxKey{t.P, t.S}
-				ix.out[k] = append(ix.out[k], t.O)
-			}
-			if o.inIdx[t.P] && c.idxOf(t.O) == ix {
-				k := idxKey{t.P, t.O}
-				ix.in[k] = append(ix.in[k], t.S)
-			}
-			if full {
-				if c.idxOf(t.S) == ix {
-					ix.inc[t.S] = append(ix.inc[t.S], t)
-				}
-				if t.O != t.S && c.idxOf(t.O) == ix {
-					ix.inc[t.O] = append(ix.inc[t.O], t)
-				}
+		for _, b := range fresh {
+			for _, k := range b {
+				c.indexOne(ix, k.open().triple(), full)
 			}
 		}
 	})
+}
+
+func (c *Closure) indexOne(ix *joinIndex, t Triple, full bool) {
+	o := c.o
+	if o.outIndexed(t.P) && c.idxOf(t.S) == ix {
+		k := idxKey{t.P, t.S}
+		ix.out[k] = append(ix.out[k], t.O)
+	}
+	if o.inIndexed(t.P) && c.idxOf(t.O) == ix {
+		k := idxKey{t.P, t.O}
+		ix.in[k] = append(ix.in[k], t.S)
+	}
+	if full {
+		if c.idxOf(t.S) == ix {
+			ix.inc[t.S] = append(ix.inc[t.S], t)
+		}
+		if t.O != t.S && c.idxOf(t.O) == ix {
+			ix.inc[t.O] = append(ix.inc[t.O], t)
+		}
+	}
 }
 
 // unindex removes gone facts from the join indexes.
@@ -223,11 +387,11 @@ func (c *Closure) unindex(gone []Triple) {
 		return l
 	}
 	for _, t := range gone {
-		if o.outIdx[t.P] {
+		if o.outIndexed(t.P) {
 			ix, k := c.idxOf(t.S), idxKey{t.P, t.S}
 			ix.out[k] = del(ix.out[k], t.O)
 		}
-		if o.inIdx[t.P] {
+		if o.inIndexed(t.P) {
 			ix, k := c.idxOf(t.O), idxKey{t.P, t.O}
 			ix.in[k] = del(ix.in[k], t.S)
 		}
@@ -259,51 +423,64 @@ func (c *Closure) remove(ts []Triple) {
 const fireChunk = 4096
 
 // fireRouted fires the rules for every fact of delta against facts, on
-// the workers, and returns the conclusions routed by partition
-// ([worker][partition]).
-func (c *Closure) fireRouted(delta []Triple, facts Facts) [][][]Triple {
-	routed := make([][][]Triple, c.workers)
-	firers := make([]firer, c.workers)
-	// Room for about two conclusions per delta fact, so that few
-	// buffers grow by copying (measured: the copies were a fifth of the
-	// time on LUBM-10).
-	per := 2 * len(delta) / (c.workers * len(c.parts))
+// the workers, and returns the conclusions routed by partition (one
+// router per worker). A delta key's closedBit lets the firer skip the
+// conclusions its producer already emitted.
+func (c *Closure) fireRouted(delta keys, facts Facts, first bool) []*router {
+	chunks := delta.chunks()
+	n := min(c.workers, max(len(chunks), 1))
+	routed := make([]*router, n)
+	firers := make([]firer, n)
+	big := delta.len() >= recentDelta
 	for w := range routed {
-		bufs := make([][]Triple, len(c.parts))
-		for p := range bufs {
-			bufs[p] = make([]Triple, 0, per)
-		}
-		routed[w] = bufs
-		firers[w] = firer{o: c.o, isLiteral: c.opts.IsLiteral, emit: func(t Triple) {
-			p := partOf(hashTriple(t))
-			bufs[p] = append(bufs[p], t)
-		}}
+		r := newRouter(len(c.parts), big)
+		routed[w] = r
+		firers[w] = firer{o: c.o, isLiteral: c.opts.IsLiteral, emit: r.add, first: first}
 	}
-	chunks := (len(delta) + fireChunk - 1) / fireChunk
-	c.forWorkers(chunks, func(w, i int) {
+	c.forWorkers(len(chunks), func(w, i int) {
 		f := &firers[w]
-		for _, t := range delta[i*fireChunk : min(len(delta), (i+1)*fireChunk)] {
-			f.fire(t, facts)
+		for _, k := range chunks[i] {
+			f.fire(k.open().triple(), k.closed(), facts)
 		}
 	})
-	// The emit closures appended to routed[w]'s slices through bufs.
 	return routed
 }
 
-// run fires semi-naive rounds from delta (facts already in c) until
-// nothing is new; it returns every new fact and the number of rounds.
-func (c *Closure) run(ctx context.Context, delta []Triple) ([]Triple, int, error) {
-	var derived []Triple
+// eachRouted calls fn with every conclusion routed, flag cleared.
+func eachRouted(routed []*router, fn func(packed)) {
+	for _, r := range routed {
+		for p := range r.cur {
+			for _, b := range append(r.blocks[p], r.cur[p]) {
+				for _, k := range b {
+					fn(k.open())
+				}
+			}
+		}
+	}
+}
+
+// run fires semi-naive rounds from delta (facts already in c, without
+// closedBit) until nothing is new; it returns every new fact (closedBit
+// possibly set: keys.triples clears it) and the number of rounds.
+func (c *Closure) run(ctx context.Context, delta keys) (keys, int, error) {
+	return c.runFrom(ctx, delta, false)
+}
+
+// runFrom is run; first says the facts are exactly delta (firer.first
+// for the first round).
+func (c *Closure) runFrom(ctx context.Context, delta keys, first bool) (keys, int, error) {
+	var derived keys
 	rounds := 0
-	for len(delta) > 0 {
+	for delta.len() > 0 {
 		if err := ctx.Err(); err != nil {
 			return nil, rounds, err
 		}
 		rounds++
-		fresh := c.addRouted(c.fireRouted(delta, c))
+		fresh := c.addRouted(c.fireRouted(delta, c, first))
+		first = false
 		c.index(fresh)
-		derived = append(derived, fresh...)
 		delta = fresh
+		derived = append(derived, fresh...)
 	}
 	return derived, rounds, nil
 }

@@ -153,8 +153,9 @@ type restriction struct {
 
 // intersection is a class c = intersectionOf(members).
 type intersection struct {
-	c       ID
-	members []ID
+	c         ID
+	members   []ID
+	minMember ID // the smallest member (a first round fires cls-int1 from it)
 }
 
 // propRules are the precomputed consequences of a triple (s p o).
@@ -194,6 +195,84 @@ type Ontology struct {
 	outIdx, inIdx map[ID]bool
 	sameAs        bool // the data uses owl:sameAs: index everything
 	tbox          int
+
+	// The same tables as slices by ID for the IDs below tabLimit (which
+	// is every predicate and every class a dictionary has given its role):
+	// firing looks them up for every fact.
+	propTab       []*propRules
+	classTab      []*classRules
+	outTab, inTab []bool
+	anyIdx        bool // some predicate is indexed
+}
+
+// tabLimit bounds the slice tables (IDs past it use the maps).
+const tabLimit = 1 << 20
+
+func (o *Ontology) propOf(p ID) *propRules {
+	if p < ID(len(o.propTab)) {
+		return o.propTab[p]
+	}
+	return o.props[p]
+}
+
+func (o *Ontology) classOf(c ID) *classRules {
+	if c < ID(len(o.classTab)) {
+		return o.classTab[c]
+	}
+	return o.classes[c]
+}
+
+func (o *Ontology) outIndexed(p ID) bool {
+	if p < ID(len(o.outTab)) {
+		return o.outTab[p]
+	}
+	return o.outIdx[p]
+}
+
+func (o *Ontology) inIndexed(p ID) bool {
+	if p < ID(len(o.inTab)) {
+		return o.inTab[p]
+	}
+	return o.inIdx[p]
+}
+
+// fits reports an error unless every predicate the rules can derive is a
+// predicate ID (below graphstore.FirstVertexID): the closure's sets pack
+// predicates in 23 bits (a dictionary gives terms that role before
+// materializing, MaterializeDataset).
+func (o *Ontology) fits() error {
+	for _, p := range o.Properties() {
+		if p > graphstore.MaxPredicate {
+			return fmt.Errorf("cannot materialize: the rules derive triples with predicate ID %d, not a predicate's", p)
+		}
+	}
+	return nil
+}
+
+// tables builds the slice tables from the maps.
+func (o *Ontology) tables() {
+	o.propTab = slice(o.props)
+	o.classTab = slice(o.classes)
+	o.outTab = slice(o.outIdx)
+	o.inTab = slice(o.inIdx)
+	o.anyIdx = len(o.outIdx)+len(o.inIdx) > 0
+}
+
+// slice returns m's values for keys below tabLimit, by key.
+func slice[V any](m map[ID]V) []V {
+	n := ID(0)
+	for k := range m {
+		if k < tabLimit {
+			n = max(n, k+1)
+		}
+	}
+	r := make([]V, n)
+	for k, v := range m {
+		if k < n {
+			r[k] = v
+		}
+	}
+	return r
 }
 
 // Profile returns the ontology's profile.
@@ -288,6 +367,7 @@ func Compile(profile Profile, voc Vocab, tbox []Triple, usesSameAs bool) *Ontolo
 	o := &Ontology{profile: profile, voc: voc, props: map[ID]*propRules{}, classes: map[ID]*classRules{},
 		svfAny: map[ID]bool{}, outIdx: map[ID]bool{}, inIdx: map[ID]bool{}}
 	if profile == None {
+		o.tables()
 		return o
 	}
 	owl := profile == OWLRL
@@ -376,7 +456,7 @@ func Compile(profile Profile, voc Vocab, tbox []Triple, usesSameAs bool) *Ontolo
 		if len(ms) == 0 {
 			continue
 		}
-		o.ints = append(o.ints, intersection{c: c, members: ms})
+		o.ints = append(o.ints, intersection{c: c, members: ms, minMember: slices.Min(ms)})
 		for _, m := range ms {
 			addEdge(subC, c, m) // cls-int2
 		}
@@ -513,6 +593,7 @@ func Compile(profile Profile, voc Vocab, tbox []Triple, usesSameAs bool) *Ontolo
 	if o.sameAs {
 		o.outIdx[voc.SameAs] = true
 	}
+	o.tables()
 	return o
 }
 
