@@ -333,12 +333,14 @@ func (o *Ontology) Classes() []ID {
 // Properties returns every ID the rules can derive as a predicate (sorted).
 func (o *Ontology) Properties() []ID {
 	seen := map[ID]bool{}
-	for p, pr := range o.props {
-		seen[p] = true
+	for _, pr := range o.props { // a property itself only as explicit triples have it
 		for _, q := range pr.supers {
 			seen[q] = true
 		}
 		for _, q := range pr.inv {
+			seen[q] = true
+		}
+		for _, q := range pr.sym {
 			seen[q] = true
 		}
 	}
