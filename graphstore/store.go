@@ -327,6 +327,13 @@ func asU64(s []ID) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(s))), cap(s))[:len(s)]
 }
 
+func asKeys(s []Key) []uint64 {
+	if cap(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(s))), cap(s))[:len(s)]
+}
+
 func asIDs(s []uint64) []ID {
 	if cap(s) == 0 {
 		return nil
@@ -465,15 +472,25 @@ func (v *ShardView) appendBatch(ctx context.Context, keys []Key, shard int, dst 
 		}
 	}
 	ri, rstart := 0, 0
-	for i, k := range keys {
+	for i := 0; i < len(keys); {
 		if ri < len(remoteAt) && remoteAt[ri] == i {
 			dst = append(dst, asIDs(rvals[rstart:rends[ri]])...)
 			rstart = rends[ri]
 			ri++
-		} else {
-			dst = asIDs(v.s.tables[v.keyOwner(k, shard)].AppendValues(asU64(dst), uint64(k)))
+			ends = append(ends, len(dst))
+			i++
+			continue
 		}
-		ends = append(ends, len(dst))
+		// A run of local keys of one table, looked up together.
+		o := v.keyOwner(keys[i], shard)
+		j := i + 1
+		for j < len(keys) && (ri >= len(remoteAt) || remoteAt[ri] != j) && v.keyOwner(keys[j], shard) == o {
+			j++
+		}
+		var d []uint64
+		d, ends = v.s.tables[o].AppendValuesBatch(asU64(dst), asKeys(keys[i:j]), ends)
+		dst = asIDs(d)
+		i = j
 	}
 	if v.s.hasDelta() {
 		return v.mergeBatchDelta(ctx, keys, shard, dst, start0, ends)

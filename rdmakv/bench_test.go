@@ -68,3 +68,45 @@ func BenchmarkTableLookupRemoteBatch256(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*256)/b.Elapsed().Seconds(), "keys/s")
 }
+
+// A table larger than the caches (2M keys, about 60 MB), looked up in a
+// random order one key at a time and in batches of 256.
+func bigBenchTable(b *testing.B) (*Table, []uint64) {
+	entries := testEntries(2_000_000, 7)
+	tab := buildTable(b, entries, TableOptions{Width: 4})
+	keys := make([]uint64, 0, len(entries))
+	for k := range entries {
+		keys = append(keys, k)
+	}
+	return tab, keys
+}
+
+func BenchmarkTableLookupBig(b *testing.B) {
+	tab, keys := bigBenchTable(b)
+	b.Run("one-by-one", func(b *testing.B) {
+		var dst []uint64
+		i := 0
+		for b.Loop() {
+			dst = dst[:0]
+			for j := 0; j < 256; j++ {
+				dst = tab.AppendValues(dst, keys[(i+j)%len(keys)])
+			}
+			i += 256
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*256), "ns/key")
+	})
+	b.Run("batch", func(b *testing.B) {
+		var dst []uint64
+		var ends []int
+		batch := make([]uint64, 256)
+		i := 0
+		for b.Loop() {
+			for j := range batch {
+				batch[j] = keys[(i+j)%len(keys)]
+			}
+			i += 256
+			dst, ends = tab.AppendValuesBatch(dst[:0], batch, ends[:0])
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*256), "ns/key")
+	})
+}

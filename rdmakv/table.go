@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // Table layout in a region (all integers little-endian):
@@ -289,6 +290,120 @@ func (t *Table) AppendValues(dst []uint64, key uint64) []uint64 {
 		return dst
 	}
 	return appendDecoded(dst, t.buf[start:start+uint64(n)*uint64(t.h.Width)], t.h.Width)
+}
+
+// lookupGroup is the number of keys AppendValuesBatch has in flight at
+// once: enough misses to keep the memory system busy, few enough that a
+// group's buckets and list heads stay in the cache until they are used.
+const lookupGroup = 16
+
+// AppendValuesBatch appends the sorted lists of keys to dst in order, as
+// AppendValues does key by key, and appends to ends the end of each key's
+// list in dst (the start of key i's list is the previous end, or len(dst)
+// on entry for i = 0). In a large table a lookup is a cache miss for the
+// bucket and another for the list; taking the keys in groups, it reads
+// every bucket of a group first, then every list's first element, so that
+// a group's misses overlap instead of following one another, and it grows
+// dst once per group from the lists' lengths.
+func (t *Table) AppendValuesBatch(dst []uint64, keys []uint64, ends []int) ([]uint64, []int) {
+	var (
+		slot0 [lookupGroup]uint64 // the first slot's word of each bucket
+		start [lookupGroup]uint64 // byte offset of each list
+		cnt   [lookupGroup]int    // list length (0: absent)
+		head  [lookupGroup]uint64 // first element (the inline value)
+	)
+	width := uint64(t.h.Width)
+	for len(keys) > 0 {
+		g := keys[:min(len(keys), lookupGroup)]
+		keys = keys[len(g):]
+		// Buckets: one independent load each.
+		for j, k := range g {
+			off := t.h.BucketOffset(t.h.Bucket(k))
+			slot0[j] = binary.LittleEndian.Uint64(t.buf[off+8 : off+16])
+		}
+		// Entries, and the first element of each list.
+		total := 0
+		for j, k := range g {
+			cnt[j] = 0
+			if slot0[j] == 0 {
+				continue // an empty bucket: absent
+			}
+			w, ok := t.find(k)
+			if !ok {
+				continue
+			}
+			inline, v, ref := decodeWord(w)
+			if inline {
+				cnt[j], head[j] = 1, v
+				total++
+				continue
+			}
+			s, n, ok := t.resolve(ref)
+			if !ok || n == 0 {
+				continue
+			}
+			start[j], cnt[j] = s, n
+			head[j] = decodeAt(t.buf, s, t.h.Width)
+			total += n
+		}
+		dst = slices.Grow(dst, total)
+		for j := range g {
+			n := cnt[j]
+			if n == 0 {
+				ends = append(ends, len(dst))
+				continue
+			}
+			at := len(dst)
+			dst = dst[:at+n]
+			dst[at] = head[j]
+			if n > 1 {
+				s := start[j] + width
+				decodeInto(dst[at+1:], t.buf[s:s+uint64(n-1)*width], t.h.Width)
+			}
+			ends = append(ends, len(dst))
+		}
+	}
+	return dst, ends
+}
+
+// decodeAt returns the element of width bytes at byte offset off of b.
+func decodeAt(b []byte, off uint64, width uint32) uint64 {
+	switch width {
+	case 3:
+		p := b[off : off+3]
+		return uint64(p[0]) | uint64(p[1])<<8 | uint64(p[2])<<16
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(b[off : off+4]))
+	}
+	return binary.LittleEndian.Uint64(b[off : off+8])
+}
+
+// decodeInto decodes the len(dst) elements of width bytes in raw into dst.
+func decodeInto(dst []uint64, raw []byte, width uint32) {
+	switch width {
+	case 3:
+		raw = raw[:3*len(dst)]
+		n := len(dst)
+		i := 0
+		// Four bytes at a time (masked) while a byte follows the element.
+		for ; i+1 < n; i++ {
+			dst[i] = uint64(binary.LittleEndian.Uint32(raw[3*i:3*i+4])) & (1<<24 - 1)
+		}
+		for ; i < n; i++ {
+			p := raw[3*i : 3*i+3]
+			dst[i] = uint64(p[0]) | uint64(p[1])<<8 | uint64(p[2])<<16
+		}
+	case 4:
+		raw = raw[:4*len(dst)]
+		for i := range dst {
+			dst[i] = uint64(binary.LittleEndian.Uint32(raw[4*i : 4*i+4]))
+		}
+	default:
+		raw = raw[:8*len(dst)]
+		for i := range dst {
+			dst[i] = binary.LittleEndian.Uint64(raw[8*i : 8*i+8])
+		}
+	}
 }
 
 // find returns the entry word of key. A chain longer than the number of
