@@ -86,6 +86,7 @@ type Engine struct {
 	graphs engineGraphs // named graphs (dataset.go)
 	parsed *sparql.Cache
 	plans  planCache
+	tplans templatePlans // plans of query templates (params.go)
 	// busy counts the workers running a job (a query's exploration or a
 	// sub-query), for tests that check cancelled work stops.
 	busy atomic.Int64

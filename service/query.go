@@ -16,10 +16,6 @@ import (
 
 // Query implements web.Backend.
 func (s *Service) Query(ctx context.Context, req *web.QueryRequest) (*web.Result, error) {
-	q, err := s.cache.ParseQueryBase(ctx, req.Query, req.Base)
-	if err != nil {
-		return nil, err // *sparql.SyntaxError
-	}
 	mode := s.opts.Mode
 	if req.Mode != web.ModeAuto {
 		m, ok := planner.ParseMode(string(req.Mode))
@@ -28,6 +24,16 @@ func (s *Service) Query(ctx context.Context, req *web.QueryRequest) (*web.Result
 		}
 		mode = m
 	}
+	opts := exec.Options{Mode: mode, ForkThreshold: s.opts.ForkThreshold, Analyze: req.Explain == web.ExplainAnalyze,
+		Explicit: req.ExplicitOnly}
+	if res, ok, err := s.queryShape(ctx, req, opts); ok {
+		return res, err
+	}
+	q, err := s.cache.ParseQueryBase(ctx, req.Query, req.Base)
+	if err != nil {
+		return nil, err // *sparql.SyntaxError
+	}
+	s.shapes.Learn(ctx, req.Query, req.Base, q)
 	form, err := formOf(q)
 	if err != nil {
 		return nil, err
@@ -37,8 +43,6 @@ func (s *Service) Query(ctx context.Context, req *web.QueryRequest) (*web.Result
 	if err != nil {
 		return nil, err
 	}
-	opts := exec.Options{Mode: mode, ForkThreshold: s.opts.ForkThreshold, Analyze: req.Explain == web.ExplainAnalyze,
-		Explicit: req.ExplicitOnly}
 	if req.Explain == web.ExplainPlan {
 		defer g.release()
 		plan, err := g.eng.Plan(run, opts)
@@ -48,6 +52,43 @@ func (s *Service) Query(ctx context.Context, req *web.QueryRequest) (*web.Result
 		return &web.Result{Form: form, Plan: webPlan(q, plan, nil, g.eng.Store())}, nil
 	}
 	res, err := g.eng.Run(ctx, run, opts)
+	return s.answer(ctx, req, g, q, form, res, err)
+}
+
+// queryShape answers a query whose shape has a template (sparql.Shapes):
+// the template's plan bound to the query's constants, without parsing or
+// planning. ok is false when the query takes the ordinary path: no
+// template, EXPLAIN, a protocol dataset, or a plan that cannot be bound
+// to these constants (exec.ErrNotBindable).
+func (s *Service) queryShape(ctx context.Context, req *web.QueryRequest, opts exec.Options) (*web.Result, bool, error) {
+	if req.Explain != web.ExplainNone || len(req.DefaultGraphs) > 0 || len(req.NamedGraphs) > 0 {
+		return nil, false, nil
+	}
+	tq, params, ok := s.shapes.Lookup(req.Query, req.Base)
+	if !ok {
+		return nil, false, nil
+	}
+	form, err := formOf(tq)
+	if err != nil {
+		return nil, false, nil
+	}
+	run := s.rewrite(tq, form, req)
+	g, err := s.acquire()
+	if err != nil {
+		return nil, true, err
+	}
+	res, err := g.eng.RunParams(ctx, run, params, opts)
+	if errors.Is(err, exec.ErrNotBindable) {
+		g.release()
+		return nil, false, nil
+	}
+	r, err := s.answer(ctx, req, g, tq, form, res, err)
+	return r, true, err
+}
+
+// answer makes the web result of a query run on g (res, err from the
+// engine); it releases g, or hands it to the result's iterator.
+func (s *Service) answer(ctx context.Context, req *web.QueryRequest, g *generation, q *sparql.Query, form web.Form, res *exec.Result, err error) (*web.Result, error) {
 	if err != nil {
 		g.release()
 		if ctxErr := ctx.Err(); ctxErr != nil && !isCtxErr(err) {

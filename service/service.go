@@ -93,6 +93,9 @@ func DefaultPrefixes() map[string]string {
 type Service struct {
 	opts  Options
 	cache *sparql.Cache
+	// shapes keeps query templates by shape: a query of a known shape
+	// skips the parser and the planner (query.go, queryShape).
+	shapes *sparql.Shapes
 	cur   atomic.Pointer[generation]
 	// writeMu serializes the building of writes (each builds on the
 	// newest generation, tip) and guards tip and pending.
@@ -179,7 +182,7 @@ func NewDataset(ds *graphstore.Dataset, opts Options) (*Service, error) {
 		ds.Close()
 		return nil, fmt.Errorf("cannot seed blank node labels: %w", err)
 	}
-	s := &Service{opts: opts, cache: sparql.NewCache(opts.ParseCache),
+	s := &Service{opts: opts, cache: sparql.NewCache(opts.ParseCache), shapes: sparql.NewShapes(opts.ParseCache, 0),
 		blankBase: "w" + hex.EncodeToString(rnd[:]),
 		live:      map[*generation]struct{}{}, stores: map[*graphstore.Store]int{}}
 	g, err := s.newGeneration(ds)
