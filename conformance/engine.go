@@ -2,8 +2,10 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/wukongd/wukongd/exec"
@@ -38,6 +40,36 @@ func ModeEvaluator(mode planner.Mode) Evaluator {
 }
 
 func evaluate(ctx context.Context, ds *Dataset, q *sparql.Query, shards int, opts exec.Options) (*Answer, error) {
+	return evaluateWith(ctx, ds, shards, func(e *exec.Engine) (*exec.Result, error) { return e.Run(ctx, q, opts) })
+}
+
+// ShapeEvaluator is Evaluate through the plan cache by query shape: the
+// query's text (with base) is learned by a sparql.Shapes, and when its
+// shape has a template the engine runs the template with the text's
+// constants (exec.Engine.RunParams); otherwise, or when the template's plan
+// cannot be bound, q as Evaluate does. templated, if set, counts the runs
+// through a template.
+func ShapeEvaluator(text, base string, templated *atomic.Int64) Evaluator {
+	return func(ctx context.Context, ds *Dataset, q *sparql.Query, shards int) (*Answer, error) {
+		return evaluateWith(ctx, ds, shards, func(e *exec.Engine) (*exec.Result, error) {
+			shapes := sparql.NewShapes(16, 0)
+			shapes.LearnAfter = 1
+			shapes.Learn(ctx, text, base, q)
+			if tq, params, ok := shapes.Lookup(text, base); ok {
+				res, err := e.RunParams(ctx, tq, params, exec.Options{})
+				if !errors.Is(err, exec.ErrNotBindable) {
+					if templated != nil {
+						templated.Add(1)
+					}
+					return res, err
+				}
+			}
+			return e.Run(ctx, q, exec.Options{})
+		})
+	}
+}
+
+func evaluateWith(ctx context.Context, ds *Dataset, shards int, run func(e *exec.Engine) (*exec.Result, error)) (*Answer, error) {
 	b, err := graphstore.NewDatasetBuilder(shards)
 	if err != nil {
 		return nil, err
@@ -70,7 +102,7 @@ func evaluate(ctx context.Context, ds *Dataset, q *sparql.Query, shards int, opt
 			st.Close()
 		}
 	}()
-	res, err := e.Run(ctx, q, opts)
+	res, err := run(e)
 	if err != nil {
 		return nil, err
 	}

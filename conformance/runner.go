@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/wukongd/wukongd/results"
@@ -57,6 +58,11 @@ type RunOptions struct {
 	// NumbersByValue compares numeric literals of one datatype by value
 	// (NumbersByValue); the W3C tests are run so, our own tests not.
 	NumbersByValue bool
+	// Shapes runs the query through the template of its shape
+	// (ShapeEvaluator) instead of Eval; Templated, if set, counts the
+	// queries that got one.
+	Shapes    bool
+	Templated *atomic.Int64
 }
 
 // Run runs the test t: it parses the query (with the query file's W3C
@@ -91,6 +97,9 @@ func (s *Suite) Run(ctx context.Context, t Test, opts RunOptions) Outcome {
 	// The result-format tests check our writers: the answer goes through
 	// the writer and reader of the expected file's format.
 	want.RoundTrip = t.Type == "CSVResultFormatTest" || t.Dir == "csv-tsv-res" || t.Dir == "json-res"
+	if opts.Shapes {
+		opts.Eval = ShapeEvaluator(string(text), t.Query.IRI, opts.Templated)
+	}
 	return finish(ctx, out, q, string(text), ds, want, opts)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -81,5 +82,39 @@ func checkSkipList(t *testing.T, suite *Suite, skip List) {
 	sort.Strings(unknown)
 	if len(unknown) > 0 {
 		t.Errorf("%s names tests that do not exist: %s", skipFile, strings.Join(unknown, ", "))
+	}
+}
+
+// TestW3CShapes runs the W3C query-evaluation tests through the plan
+// cache by query shape (RunOptions.Shapes: each query's template, learned
+// from its own text, planned with parameters and bound to its constants)
+// on 4 shards: every test that is not a known failure must pass so too.
+func TestW3CShapes(t *testing.T) {
+	suite, _ := loadSuite(t)
+	skip, err := ReadList(skipFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known, err := ReadList(knownFailuresFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var templated atomic.Int64
+	ran, failed := 0, 0
+	for _, tc := range suite.Tests {
+		if _, ok := skip[tc.ID]; ok || !selected(t, tc.ID) {
+			continue
+		}
+		ran++
+		o := suite.Run(context.Background(), tc, RunOptions{Shards: 4, Timeout: *timeoutFlag, NumbersByValue: true,
+			Shapes: true, Templated: &templated})
+		if _, isKnown := known[tc.ID]; o.Status == Fail && !isKnown {
+			failed++
+			t.Errorf("%s fails through its template: %s", tc.ID, o.Reason)
+		}
+	}
+	t.Logf("%d tests, %d answered through a template, %d new failures", ran, templated.Load(), failed)
+	if ran > 300 && templated.Load() < 50 {
+		t.Errorf("only %d of %d tests were answered through a template", templated.Load(), ran)
 	}
 }

@@ -96,7 +96,7 @@ type Service struct {
 	// shapes keeps query templates by shape: a query of a known shape
 	// skips the parser and the planner (query.go, queryShape).
 	shapes *sparql.Shapes
-	cur   atomic.Pointer[generation]
+	cur    atomic.Pointer[generation]
 	// writeMu serializes the building of writes (each builds on the
 	// newest generation, tip) and guards tip and pending.
 	writeMu sync.Mutex

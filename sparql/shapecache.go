@@ -57,10 +57,9 @@ type shapeEntry struct {
 	cost int
 	// A shape.
 	seen  int
-	bad   bool      // no template can be made for the shape
-	param []bool    // by slot: a parameter (when cond allows)
-	cond  []int     // by slot: the slot of the predicate a parameter object depends on (-1: none)
-	kinds []slotKind
+	bad   bool   // no template can be made for the shape
+	param []bool // by slot: a parameter (when cond allows)
+	cond  []int  // by slot: the slot of the predicate a parameter object depends on (-1: none)
 	// A template.
 	tmpl   *Query
 	params []int // the slots that are its parameters, in order
