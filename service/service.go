@@ -126,6 +126,8 @@ type Service struct {
 	// rewrites keeps the queries rewritten for a request (rewrite).
 	rewriteMu sync.Mutex
 	rewrites  map[rewriteKey]*sparql.Query
+	// complete keeps the console's term index (complete.go).
+	complete completer
 
 	// Fabric counters only grow: the live stores (shared by generations)
 	// are summed with the final counters of the closed ones.

@@ -191,6 +191,7 @@ func (s *Server) routes(reg *prometheus.Registry) *gin.Engine {
 	r.GET("/readyz", s.handleReady)
 	r.GET("/metrics", gin.WrapH(s.metrics.handler(reg)))
 	s.consoleRoutes(r)
+	s.consoleAPIRoutes(r)
 
 	r.NoRoute(func(c *gin.Context) {
 		writeError(c, newHTTPError(http.StatusNotFound, "not_found", "no such endpoint: "+clip(c.Request.URL.Path)))

@@ -1,288 +1,450 @@
-// wukongd console. Everything that comes from data or the server is put
-// into the page with textContent, never as HTML.
-"use strict";
-(function () {
-  const $ = (id) => document.getElementById(id);
-  const queryEl = $("query"), hl = $("highlight"), statusEl = $("status");
-  const table = $("results"), graphEl = $("graph"), pager = $("pager");
-  const PAGE = 100;
-  let current = null;      // {controller, id} of the running request
-  let rows = [], vars = [], page = 0;
+// wukongd console: tabs of queries with their results kept in the
+// browser's storage, history, share links, running and cancelling, and
+// the result views. Everything that comes from data or the server is put
+// into the page as text, never as HTML (see util.js).
+import { $, el, known, declaredPrefixes, shareURL, fmtInt, fmtMs } from "./util.js";
+import { Editor } from "./editor.js";
+import { Table, drawChart, parseNTriples, drawGraph, isNumeric } from "./results.js";
+import { showPlan, initPlanKeys } from "./plan.js";
+import { showStore, initUpdateForm } from "./store.js";
 
-  // --- highlighting -------------------------------------------------------
-  const KEYWORDS = new Set(("select construct describe ask where from named prefix base distinct reduced " +
-    "optional union minus filter graph service silent bind values as order by asc desc limit offset group " +
-    "having count sum min max avg sample group_concat separator not exists in a true false undef load clear " +
-    "drop create add move copy insert delete data with using default all to into").split(" "));
-  const TOKEN = /(#[^\n]*)|("""[\s\S]*?(?:"""|$)|'''[\s\S]*?(?:'''|$)|"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?)|(<[^<>"{}|^`\\\s]*>)|([?$][A-Za-z0-9_\u00B7-\uFFFF]+)|([A-Za-z_][\w.-]*)?:([\w.-]*)|([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))|([A-Za-z_]\w*)/g;
+const STORE_KEY = "wukongd.console.v1";
+const MAX_HISTORY = 50;
+const MAX_KEPT_ROWS = 2000; // rows of a result kept in storage
+const MAX_KEPT_RAW = 256 * 1024;
 
-  function highlight() {
-    const text = queryEl.value;
-    const frag = document.createDocumentFragment();
-    let last = 0, m;
-    TOKEN.lastIndex = 0;
-    const span = (cls, s) => { const e = document.createElement("span"); e.className = cls; e.textContent = s; frag.appendChild(e); };
-    while ((m = TOKEN.exec(text)) !== null) {
-      if (m[0] === "") { TOKEN.lastIndex++; continue; }
-      if (m.index > last) frag.appendChild(document.createTextNode(text.slice(last, m.index)));
-      let cls = null;
-      if (m[1]) cls = "tok-comment";
-      else if (m[2]) cls = "tok-str";
-      else if (m[3]) cls = "tok-iri";
-      else if (m[4]) cls = "tok-var";
-      else if (m[6] !== undefined) cls = "tok-pname";
-      else if (m[7]) cls = "tok-num";
-      else if (m[8] && KEYWORDS.has(m[8].toLowerCase())) cls = "tok-kw";
-      if (cls) span(cls, m[0]); else frag.appendChild(document.createTextNode(m[0]));
-      last = m.index + m[0].length;
-    }
-    frag.appendChild(document.createTextNode(text.slice(last) + "\n"));
-    hl.replaceChildren(frag);
-    syncScroll();
+let state = load();
+let current = null; // {controller, id, tab} of the running request
+const editor = new Editor(() => run("none"), () => { activeTab().query = editor.value; renameTab(activeTab()); renderTabs(); save(); });
+const table = new Table((iri) => openTab("DESCRIBE <" + iri + ">", { run: true }));
+
+// --- state ------------------------------------------------------------------
+function load() {
+  try {
+    const s = JSON.parse(localStorage.getItem(STORE_KEY) || "null");
+    if (s && Array.isArray(s.tabs) && s.tabs.length) return s;
+  } catch (_) { /* a fresh start */ }
+  return { tabs: [newTab($("query").value)], active: null, history: [], seq: 1 };
+}
+function newTab(query, opts) {
+  const t = { id: "t" + Date.now().toString(36) + Math.random().toString(36).slice(2, 6), name: "", query,
+    mode: (opts && opts.mode) || "auto", timeout: (opts && opts.timeout) || 30, infer: true, view: "table", result: null };
+  renameTab(t);
+  return t;
+}
+function renameTab(t) {
+  const line = t.query.split("\n").map((l) => l.trim()).find((l) => l && !/^(PREFIX|BASE|#)/i.test(l)) || "empty";
+  t.name = line.length > 28 ? line.slice(0, 27) + "…" : line;
+}
+function activeTab() { return state.tabs.find((t) => t.id === state.active) || state.tabs[0]; }
+
+let saveTimer = 0;
+function save() {
+  clearTimeout(saveTimer);
+  saveTimer = setTimeout(saveNow, 200);
+}
+function saveNow() {
+  const slim = Object.assign({}, state, { tabs: state.tabs.map((t) => Object.assign({}, t, { result: slimResult(t.result) })) });
+  try {
+    localStorage.setItem(STORE_KEY, JSON.stringify(slim));
+  } catch (_) {
+    // Over the quota: keep the queries, drop the results.
+    try { localStorage.setItem(STORE_KEY, JSON.stringify(Object.assign({}, slim, { tabs: slim.tabs.map((t) => Object.assign({}, t, { result: null })) }))); } catch (_) { /* give up */ }
   }
-  function syncScroll() { hl.scrollTop = queryEl.scrollTop; hl.scrollLeft = queryEl.scrollLeft; }
-  queryEl.addEventListener("input", highlight);
-  queryEl.addEventListener("scroll", syncScroll);
-  queryEl.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); run("none"); }
-    if (e.key === "Tab") {
-      e.preventDefault();
-      const s = queryEl.selectionStart;
-      queryEl.setRangeText("  ", s, queryEl.selectionEnd, "end");
-      highlight();
-    }
+}
+function slimResult(r) {
+  if (!r) return r;
+  const s = Object.assign({}, r);
+  if (s.bindings && s.bindings.length > MAX_KEPT_ROWS) { s.bindings = s.bindings.slice(0, MAX_KEPT_ROWS); s.keptRows = MAX_KEPT_ROWS; }
+  if (s.raw && s.raw.length > MAX_KEPT_RAW) { s.raw = s.raw.slice(0, MAX_KEPT_RAW); s.rawCut = true; }
+  return s;
+}
+
+// --- tabs -------------------------------------------------------------------
+function renderTabs() {
+  const bar = $("tabs");
+  bar.replaceChildren();
+  state.tabs.forEach((t, i) => {
+    const sel = t.id === state.active;
+    const wrap = el("div", { className: "tab" + (sel ? " active" : ""), role: "presentation" });
+    const b = el("button", { role: "tab", id: "tab-" + t.id, className: "tab-btn", "aria-selected": sel ? "true" : "false", "aria-controls": "query", tabindex: sel ? "0" : "-1", title: t.query.slice(0, 300), dataset: { tab: t.id } }, t.name);
+    b.addEventListener("click", () => switchTab(t.id));
+    b.addEventListener("keydown", (e) => {
+      if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+        const j = (i + (e.key === "ArrowRight" ? 1 : state.tabs.length - 1)) % state.tabs.length;
+        switchTab(state.tabs[j].id);
+        $("tab-" + state.tabs[j].id).focus();
+      } else if (e.key === "Delete") closeTab(t.id);
+    });
+    wrap.appendChild(b);
+    const x = el("button", { className: "tab-close", "aria-label": "Close tab " + t.name, title: "Close tab" }, "×");
+    x.addEventListener("click", () => closeTab(t.id));
+    wrap.appendChild(x);
+    bar.appendChild(wrap);
   });
-
-  // --- examples -----------------------------------------------------------
-  let examples = [];
-  fetch("/api/examples", { headers: { Accept: "application/json" } })
-    .then((r) => (r.ok ? r.json() : []))
-    .then((list) => {
-      examples = Array.isArray(list) ? list : [];
-      const sel = $("examples");
-      examples.forEach((ex, i) => {
-        const o = document.createElement("option");
-        o.value = String(i);
-        o.textContent = ex.name + (ex.description ? " — " + ex.description : "");
-        sel.appendChild(o);
-      });
-    })
-    .catch(() => {});
-  $("examples").addEventListener("change", (e) => {
-    const ex = examples[Number(e.target.value)];
-    if (ex) { queryEl.value = ex.query; highlight(); }
+}
+function switchTab(id) {
+  const cur = activeTab();
+  if (cur) cur.table = table.state();
+  state.active = id;
+  const t = activeTab();
+  editor.value = t.query;
+  $("mode").value = t.mode || "auto";
+  $("timeout").value = String(t.timeout || 30);
+  $("infer").checked = t.infer !== false;
+  $("share-box").hidden = true;
+  renderTabs();
+  showResult(t);
+  save();
+}
+function openTab(query, opts) {
+  const t = newTab(query, opts);
+  state.tabs.push(t);
+  switchTab(t.id);
+  if (opts && opts.run) run("none");
+  return t;
+}
+function closeTab(id) {
+  if (current && current.tab.id === id) cancel();
+  const i = state.tabs.findIndex((t) => t.id === id);
+  if (i < 0) return;
+  state.tabs.splice(i, 1);
+  if (state.tabs.length === 0) state.tabs.push(newTab("SELECT * WHERE {\n  ?s ?p ?o\n}\nLIMIT 100"));
+  if (state.active === id) state.active = state.tabs[Math.min(i, state.tabs.length - 1)].id;
+  switchTab(state.active);
+}
+$("tab-new").addEventListener("click", () => { openTab("SELECT * WHERE {\n  ?s ?p ?o\n}\nLIMIT 100"); $("query").focus(); });
+document.addEventListener("keydown", (e) => { if (e.altKey && (e.key === "t" || e.key === "T")) { e.preventDefault(); $("tab-new").click(); } });
+for (const id of ["mode", "timeout", "infer"]) {
+  $(id).addEventListener("change", () => {
+    const t = activeTab();
+    t.mode = $("mode").value; t.timeout = Number($("timeout").value) || 30; t.infer = $("infer").checked;
+    save();
   });
+}
 
-  // --- running ------------------------------------------------------------
-  function newID() {
-    const b = new Uint8Array(8);
-    crypto.getRandomValues(b);
-    return "c" + Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+// --- history and share links -----------------------------------------------
+function renderHistory() {
+  const sel = $("history");
+  sel.replaceChildren(el("option", { value: "" }, "— recent queries (" + state.history.length + ") —"));
+  state.history.forEach((h, i) => {
+    const when = new Date(h.at).toLocaleTimeString();
+    const line = h.query.replace(/\s+/g, " ").replace(/^(PREFIX\s+\S*\s*<[^>]*>\s*)+/i, "").slice(0, 70);
+    sel.appendChild(el("option", { value: String(i) }, when + " — " + line + (h.rows != null ? " (" + fmtInt(h.rows) + " rows)" : "")));
+  });
+}
+$("history").addEventListener("change", (e) => {
+  const h = state.history[Number(e.target.value)];
+  e.target.value = "";
+  if (h) openTab(h.query, { mode: h.mode, timeout: h.timeout });
+});
+function remember(entry) {
+  state.history = [entry].concat(state.history.filter((h) => h.query !== entry.query)).slice(0, MAX_HISTORY);
+  renderHistory();
+}
+$("share").addEventListener("click", async () => {
+  const t = activeTab();
+  const url = shareURL(editor.value, $("mode").value, Number($("timeout").value) || 0);
+  $("share-box").hidden = false;
+  $("share-url").value = url;
+  $("share-url").select();
+  try { await navigator.clipboard.writeText(url); setStatus("Link copied to the clipboard"); } catch (_) { setStatus("Copy the link from the box"); }
+  t.query = editor.value;
+});
+// A share link (#query=…&mode=…&timeout=…) opens its query in a new tab.
+function openShared() {
+  if (!location.hash.startsWith("#")) return false;
+  const p = new URLSearchParams(location.hash.slice(1));
+  const q = p.get("query");
+  if (!q) return false;
+  history.replaceState(null, "", location.pathname + location.search);
+  const same = state.tabs.find((t) => t.query === q);
+  if (same) { switchTab(same.id); } else {
+    const mode = ["auto", "in-place", "fork-join"].includes(p.get("mode")) ? p.get("mode") : "auto";
+    const timeout = Math.max(1, Math.min(3600, Number(p.get("timeout")) || 30));
+    openTab(q, { mode, timeout });
   }
-  function setStatus(text, isError) {
-    statusEl.textContent = text;
-    statusEl.className = isError ? "status error" : "status";
-  }
-  function setRunning(on) {
-    $("run").disabled = on; $("explain").disabled = on; $("analyze").disabled = on;
-    $("cancel").disabled = !on;
-  }
-  function params(explain) {
-    const p = new URLSearchParams();
-    p.set("query", queryEl.value);
-    const t = Number($("timeout").value);
-    if (t > 0) p.set("timeout", String(t));
-    const mode = $("mode").value;
-    if (mode && mode !== "auto") p.set("mode", mode);
-    if (!$("infer").checked) p.set("infer", "false");
-    if (explain !== "none") p.set("explain", explain);
-    return p;
-  }
-  async function errorText(resp) {
-    let msg = "HTTP " + resp.status;
-    try {
-      const e = await resp.json();
-      msg += " " + (e.error || "") + ": " + (e.message || "");
-      if (e.line) msg += " (line " + e.line + ", column " + e.col + ")";
-      if (e.queryId) msg += " [query " + e.queryId + "]";
-    } catch (_) { /* not JSON */ }
-    return msg;
-  }
+  return true;
+}
+window.addEventListener("hashchange", openShared);
 
-  async function run(explain) {
-    if (current) return;
-    const id = newID();
-    const controller = new AbortController();
-    current = { controller, id };
-    setRunning(true);
-    setStatus("Running…");
-    const t0 = performance.now();
+// --- examples ---------------------------------------------------------------
+let examples = [];
+fetch("/api/examples", { headers: { Accept: "application/json" } })
+  .then((r) => (r.ok ? r.json() : []))
+  .then((list) => {
+    examples = Array.isArray(list) ? list : [];
+    const sel = $("examples");
+    examples.forEach((ex, i) => sel.appendChild(el("option", { value: String(i) }, ex.name + (ex.description ? " — " + ex.description : ""))));
+  })
+  .catch(() => {});
+$("examples").addEventListener("change", (e) => {
+  const ex = examples[Number(e.target.value)];
+  e.target.value = "";
+  if (ex) { editor.value = ex.query; activeTab().query = ex.query; renameTab(activeTab()); renderTabs(); save(); }
+});
+
+// The store's prefixes join the common ones; a first request warms the
+// term index (the server builds it in the background).
+fetch("/api/prefixes", { headers: { Accept: "application/json" } })
+  .then((r) => (r.ok ? r.json() : {}))
+  .then((p) => { for (const [k, v] of Object.entries(p || {})) if (typeof v === "string") known.prefixes[k] = v; showResult(activeTab()); })
+  .catch(() => {});
+fetch("/api/complete?kind=entity&q=&limit=1").catch(() => {});
+
+// --- running ----------------------------------------------------------------
+function newID() {
+  const b = new Uint8Array(8);
+  crypto.getRandomValues(b);
+  return "c" + Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+}
+function setStatus(text, isError) {
+  $("status").textContent = text;
+  $("status").className = isError ? "status error" : "status";
+}
+function setRunning(on) {
+  $("run").disabled = on; $("explain").disabled = on; $("analyze").disabled = on;
+  $("cancel").disabled = !on;
+}
+function params(explain) {
+  const p = new URLSearchParams();
+  p.set("query", editor.value);
+  const t = Number($("timeout").value);
+  if (t > 0) p.set("timeout", String(t));
+  const mode = $("mode").value;
+  if (mode && mode !== "auto") p.set("mode", mode);
+  if (!$("infer").checked) p.set("infer", "false");
+  if (explain !== "none") p.set("explain", explain);
+  return p;
+}
+async function errorOf(resp) {
+  const e = { status: resp.status, message: "HTTP " + resp.status };
+  try {
+    const j = await resp.json();
+    e.message += " " + (j.error || "") + ": " + (j.message || "");
+    if (j.line) { e.line = j.line; e.col = j.col; e.message += " (line " + j.line + ", column " + j.col + ")"; e.syntax = j.message; }
+    if (j.queryId) e.message += " [query " + j.queryId + "]";
+  } catch (_) { /* not JSON */ }
+  return e;
+}
+
+async function run(explain) {
+  if (current) return;
+  editor.addPrefixesFor(editor.value);
+  const tab = activeTab();
+  tab.query = editor.value;
+  const id = newID();
+  const controller = new AbortController();
+  current = { controller, id, tab };
+  setRunning(true);
+  setStatus("Running… [query " + id + "]");
+  const t0 = performance.now();
+  const res = { at: Date.now(), queryId: id, explain };
+  try {
+    const resp = await fetch("/sparql", {
+      method: "POST",
+      signal: controller.signal,
+      headers: {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "X-Query-Id": id,
+        Accept: "application/sparql-results+json, application/n-triples;q=0.9",
+      },
+      body: params(explain),
+    });
+    res.ms = performance.now() - t0;
+    if (!resp.ok) {
+      const e = await errorOf(resp);
+      res.kind = "error";
+      res.status = e.message;
+      if (e.line) editor.showError({ line: e.line, col: e.col, message: e.syntax });
+    } else {
+      const ct = resp.headers.get("Content-Type") || "";
+      res.raw = await resp.text();
+      res.rawType = ct;
+      res.ms = performance.now() - t0;
+      res.truncated = resp.headers.get("Wukong-Truncated") === "true";
+      if (explain !== "none") {
+        res.kind = "plan";
+        res.plan = JSON.parse(res.raw).plan;
+        res.rows = res.plan.analyzed ? res.plan.rows || 0 : null;
+      } else if (ct.startsWith("application/sparql-results+json")) {
+        const doc = JSON.parse(res.raw);
+        if (typeof doc.boolean === "boolean") {
+          res.kind = "ask";
+          res.boolean = doc.boolean;
+          res.vars = ["ASK"];
+          res.bindings = [{ ASK: { type: "literal", value: String(doc.boolean), datatype: "http://www.w3.org/2001/XMLSchema#boolean" } }];
+          res.rows = 1;
+        } else {
+          res.kind = "select";
+          res.vars = doc.head.vars || [];
+          res.bindings = doc.results.bindings || [];
+          res.rows = res.bindings.length;
+        }
+      } else {
+        res.kind = "graph";
+        res.rows = res.raw.split("\n").filter((l) => l.trim() !== "").length;
+      }
+    }
+  } catch (e) {
+    res.kind = "error";
+    res.ms = performance.now() - t0;
+    res.status = e.name === "AbortError" ? "Cancelled after " + res.ms.toFixed(0) + " ms [query " + id + "]" : "Failed: " + e.message;
+  } finally {
+    current = null;
+    setRunning(false);
+  }
+  res.status = res.status || statusLine(res);
+  tab.result = res;
+  tab.table = null;
+  tab.view = res.kind === "plan" ? "plan" : res.kind === "graph" ? "graph" : "table";
+  if (res.kind !== "error" || res.status.startsWith("HTTP")) {
+    remember({ query: tab.query, mode: $("mode").value, timeout: Number($("timeout").value) || 30, at: res.at, rows: res.rows, ms: res.ms });
+  }
+  if (activeTab() === tab) showResult(tab);
+  save();
+}
+function statusLine(res) {
+  const n = res.rows;
+  const cut = res.truncated ? " (cut at the server's row cap)" : "";
+  const q = " [query " + res.queryId + "]";
+  switch (res.kind) {
+    case "plan": return (res.plan.analyzed ? "Analyzed plan: " + fmtInt(n) + " rows" : "Plan") + " in " + fmtMs(res.ms) + q;
+    case "ask": return "ASK: " + res.boolean + " in " + fmtMs(res.ms) + q;
+    case "select": return fmtInt(n) + " row" + (n === 1 ? "" : "s") + " in " + fmtMs(res.ms) + cut + q;
+    case "graph": return fmtInt(n) + " triple" + (n === 1 ? "" : "s") + " in " + fmtMs(res.ms) + cut + q;
+  }
+  return "";
+}
+function cancel() {
+  if (!current) return;
+  fetch("/api/cancel?id=" + encodeURIComponent(current.id), { method: "POST" }).catch(() => {});
+  current.controller.abort();
+}
+$("run").addEventListener("click", () => run("none"));
+$("explain").addEventListener("click", () => run("true"));
+$("analyze").addEventListener("click", () => run("analyze"));
+$("cancel").addEventListener("click", cancel);
+
+// --- result views -----------------------------------------------------------
+const VIEWS = ["table", "raw", "chart", "graph", "plan"];
+function setView(v) {
+  const t = activeTab();
+  t.view = v;
+  for (const name of VIEWS) {
+    $("view-" + name).setAttribute("aria-selected", name === v ? "true" : "false");
+    $("view-" + name).tabIndex = name === v ? 0 : -1;
+    $("pane-" + name).hidden = name !== v;
+  }
+  renderView(t);
+  save();
+}
+VIEWS.forEach((name, i) => {
+  const b = $("view-" + name);
+  b.addEventListener("click", () => setView(name));
+  b.addEventListener("keydown", (e) => {
+    if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") return;
+    const next = VIEWS[(i + (e.key === "ArrowRight" ? 1 : VIEWS.length - 1)) % VIEWS.length];
+    setView(next);
+    $("view-" + next).focus();
+  });
+});
+
+function prefixesOf(t) { return Object.assign({}, known.prefixes, declaredPrefixes(t.query)); }
+
+function showResult(t) {
+  const r = t.result;
+  setStatus(r ? r.status + (r.keptRows ? " — " + fmtInt(r.keptRows) + " rows kept in the browser" : "") : "", r && r.kind === "error");
+  setView(t.view || "table");
+}
+function renderView(t) {
+  const r = t.result, v = t.view;
+  const prefixes = prefixesOf(t);
+  if (v === "table") {
+    if (r && r.bindings) table.set(r.vars, r.bindings, prefixes, t.table);
+    else if (r && r.kind === "graph") {
+      const trs = parseNTriples(r.raw || "");
+      table.set(["subject", "predicate", "object"], trs.map((x) => ({ subject: x.s, predicate: x.p, object: x.o })), prefixes, t.table);
+    } else table.set([], [], prefixes, null);
+  } else if (v === "raw") {
+    $("raw").textContent = r ? (r.raw != null ? r.raw + (r.rawCut ? "\n… (cut: the browser keeps the first 256 KiB)" : "") : r.status) : "";
+  } else if (v === "chart") {
+    renderChartControls(t, prefixes);
+  } else if (v === "graph") {
+    const trs = r && r.kind === "graph" ? parseNTriples(r.raw || "") : [];
+    if (r && r.kind === "select" && r.vars.length >= 3) {
+      // A SELECT of ?s ?p ?o shape draws too.
+      const [s, p, o] = r.vars;
+      for (const b of r.bindings.slice(0, 400)) if (b[s] && b[p] && b[o] && b[p].type === "uri") trs.push({ s: b[s], p: b[p], o: b[o] });
+    }
+    drawGraph(trs, prefixes, (iri) => openTab("DESCRIBE <" + iri + ">", { run: true }));
+  } else if (v === "plan") {
+    if (r && r.plan) showPlan(r.plan);
+    else {
+      $("plan-summary").textContent = "No plan yet: use Explain or Explain analyze.";
+      $("plan").replaceChildren();
+      $("plan-notes").replaceChildren();
+    }
+  }
+}
+function renderChartControls(t, prefixes) {
+  const r = t.result;
+  const ls = $("chart-label"), vs = $("chart-value");
+  ls.replaceChildren(); vs.replaceChildren();
+  if (!r || !r.bindings || !r.vars.length) {
+    $("chart").replaceChildren(el("p", { className: "muted" }, "Run a SELECT (a GROUP BY with a count, say) to chart it."));
+    return;
+  }
+  const numeric = r.vars.filter((v) => r.bindings.some((b) => isNumeric(b[v])));
+  r.vars.forEach((v) => ls.appendChild(el("option", { value: v }, "?" + v)));
+  numeric.forEach((v) => vs.appendChild(el("option", { value: v }, "?" + v)));
+  const c = t.chart || {};
+  ls.value = c.label && r.vars.includes(c.label) ? c.label : (r.vars.find((v) => !numeric.includes(v)) || r.vars[0]);
+  vs.value = c.value && numeric.includes(c.value) ? c.value : (numeric[numeric.length - 1] || "");
+  const draw = () => {
+    t.chart = { label: ls.value, value: vs.value };
+    if (!vs.value) { $("chart").replaceChildren(el("p", { className: "muted" }, "No numeric column to chart.")); return; }
+    drawChart(r.vars, r.bindings, ls.value, vs.value, prefixes);
+    save();
+  };
+  ls.onchange = draw; vs.onchange = draw;
+  draw();
+}
+
+// --- downloads --------------------------------------------------------------
+document.querySelectorAll("button.dl").forEach((btn) => {
+  btn.addEventListener("click", async () => {
     try {
       const resp = await fetch("/sparql", {
         method: "POST",
-        signal: controller.signal,
-        headers: {
-          "Content-Type": "application/x-www-form-urlencoded",
-          "X-Query-Id": id,
-          Accept: "application/sparql-results+json, application/n-triples;q=0.9",
-        },
-        body: params(explain),
+        headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: btn.dataset.accept },
+        body: params("none"),
       });
-      if (!resp.ok) { setStatus(await errorText(resp), true); return; }
-      const ct = resp.headers.get("Content-Type") || "";
-      const body = await resp.text();
-      const ms = (performance.now() - t0).toFixed(1);
-      const truncated = resp.headers.get("Wukong-Truncated") === "true" ? " (cut at the server's row cap)" : "";
-      if (explain !== "none") {
-        showPlan(JSON.parse(body).plan);
-        setStatus("Plan in " + ms + " ms [query " + id + "]");
-      } else if (ct.startsWith("application/sparql-results+json")) {
-        const doc = JSON.parse(body);
-        if (typeof doc.boolean === "boolean") {
-          showBoolean(doc.boolean);
-          setStatus("ASK in " + ms + " ms: " + doc.boolean);
-        } else {
-          showSolutions(doc.head.vars || [], doc.results.bindings || []);
-          setStatus(rows.length + " row" + (rows.length === 1 ? "" : "s") + " in " + ms + " ms" + truncated + " [query " + id + "]");
-        }
-      } else {
-        showGraph(body);
-        const n = body.split("\n").filter((l) => l.trim() !== "").length;
-        setStatus(n + " triple" + (n === 1 ? "" : "s") + " in " + ms + " ms" + truncated);
-      }
-    } catch (e) {
-      if (e.name === "AbortError") setStatus("Cancelled after " + (performance.now() - t0).toFixed(0) + " ms", true);
-      else setStatus("Failed: " + e.message, true);
-    } finally {
-      current = null;
-      setRunning(false);
-    }
-  }
-  function cancel() {
-    if (!current) return;
-    const id = current.id;
-    // Tell the server first (it stops the work at once), then drop the request.
-    fetch("/api/cancel?id=" + encodeURIComponent(id), { method: "POST" }).catch(() => {});
-    current.controller.abort();
-  }
-  $("run").addEventListener("click", () => run("none"));
-  $("explain").addEventListener("click", () => run("true"));
-  $("analyze").addEventListener("click", () => run("analyze"));
-  $("cancel").addEventListener("click", cancel);
-
-  // --- results ------------------------------------------------------------
-  function termCell(td, t) {
-    if (!t) return;
-    if (t.type === "uri") { td.className = "iri"; td.textContent = "<" + t.value + ">"; return; }
-    if (t.type === "bnode") { td.className = "bnode"; td.textContent = "_:" + t.value; return; }
-    td.className = "lit";
-    td.textContent = t.value;
-    const suffix = t["xml:lang"] ? "@" + t["xml:lang"] : t.datatype ? "^^<" + t.datatype + ">" : "";
-    if (suffix) { const s = document.createElement("span"); s.className = "dt"; s.textContent = " " + suffix; td.appendChild(s); }
-  }
-  function showSolutions(v, bindings) {
-    vars = v; rows = bindings; page = 0;
-    graphEl.hidden = true; table.hidden = false;
-    $("plan-view").hidden = true;
-    renderPage();
-  }
-  function renderPage() {
-    table.replaceChildren();
-    const thead = table.createTHead(), hr = thead.insertRow();
-    vars.forEach((name) => { const th = document.createElement("th"); th.textContent = "?" + name; hr.appendChild(th); });
-    const tbody = table.createTBody();
-    rows.slice(page * PAGE, (page + 1) * PAGE).forEach((b) => {
-      const tr = tbody.insertRow();
-      vars.forEach((name) => termCell(tr.insertCell(), b[name]));
-    });
-    const pages = Math.max(1, Math.ceil(rows.length / PAGE));
-    pager.hidden = pages <= 1;
-    $("page-info").textContent = "page " + (page + 1) + " of " + pages;
-    $("prev").disabled = page === 0;
-    $("next").disabled = page >= pages - 1;
-  }
-  $("prev").addEventListener("click", () => { if (page > 0) { page--; renderPage(); } });
-  $("next").addEventListener("click", () => { if ((page + 1) * PAGE < rows.length) { page++; renderPage(); } });
-  function showBoolean(b) {
-    vars = ["ASK"]; rows = [{ ASK: { type: "literal", value: String(b) } }]; page = 0;
-    graphEl.hidden = true; table.hidden = false; $("plan-view").hidden = true;
-    renderPage();
-  }
-  function showGraph(text) {
-    rows = []; table.replaceChildren(); pager.hidden = true;
-    table.hidden = true; $("plan-view").hidden = true;
-    graphEl.hidden = false; graphEl.textContent = text;
-  }
-
-  // --- plan ---------------------------------------------------------------
-  function fmtBytes(n) {
-    if (n == null) return "";
-    if (n < 1024) return n + " B";
-    if (n < 1 << 20) return (n / 1024).toFixed(1) + " KiB";
-    return (n / (1 << 20)).toFixed(1) + " MiB";
-  }
-  function showPlan(plan) {
-    $("plan-view").hidden = false;
-    const cols = ["#", "op", "pattern", "start", "dir", "mode", "est. rows"];
-    if (plan.analyzed) cols.push("rows", "time (ms)", "reads", "messages", "bytes");
-    const summary = [];
-    summary.push("form " + plan.form);
-    if (plan.shards) summary.push(plan.shards + " shards");
-    if (plan.analyzed) {
-      summary.push(plan.rows + " rows", plan.elapsedMs + " ms");
-      if (plan.fabric) summary.push(plan.fabric.reads + " reads, " + plan.fabric.messages + " messages, " + fmtBytes(plan.fabric.readBytes + plan.fabric.messageBytes));
-    }
-    (plan.notes || []).forEach((n) => summary.push(n));
-    $("plan-summary").textContent = summary.join(" · ");
-    const pt = $("plan");
-    pt.replaceChildren();
-    const hr = pt.createTHead().insertRow();
-    cols.forEach((c) => { const th = document.createElement("th"); th.textContent = c; hr.appendChild(th); });
-    const tbody = pt.createTBody();
-    const add = (step, label, depth) => {
-      const tr = tbody.insertRow();
-      const cell = (v, cls) => { const td = tr.insertCell(); td.textContent = v == null ? "" : String(v); if (cls) td.className = cls; return td; };
-      cell(label);
-      cell("\u00A0".repeat(depth * 2) + (step.op || ""));
-      cell(step.pattern);
-      cell(step.start);
-      cell(step.direction);
-      cell(step.mode, step.mode ? "mode-" + step.mode : "");
-      cell(step.estRows);
-      if (plan.analyzed) {
-        const f = step.fabric || {};
-        cell(step.actualRows);
-        cell(step.elapsedMs);
-        cell(f.reads);
-        cell(f.messages);
-        cell(step.fabric ? fmtBytes((f.readBytes || 0) + (f.messageBytes || 0)) : "");
-      }
-      (step.children || []).forEach((ch, i) => add(ch, label + "." + (i + 1), depth + 1));
-    };
-    (plan.steps || []).forEach((s, i) => add(s, String(i + 1), 0));
-  }
-
-  // --- downloads ----------------------------------------------------------
-  document.querySelectorAll("button.dl").forEach((btn) => {
-    btn.addEventListener("click", async () => {
-      try {
-        const resp = await fetch("/sparql", {
-          method: "POST",
-          headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: btn.dataset.accept },
-          body: params("none"),
-        });
-        if (!resp.ok) { setStatus(await errorText(resp), true); return; }
-        const blob = await resp.blob();
-        const a = document.createElement("a");
-        a.href = URL.createObjectURL(blob);
-        a.download = "results." + btn.dataset.ext;
-        document.body.appendChild(a);
-        a.click();
-        a.remove();
-        setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-      } catch (e) { setStatus("Download failed: " + e.message, true); }
-    });
+      if (!resp.ok) { setStatus((await errorOf(resp)).message, true); return; }
+      const blob = await resp.blob();
+      const a = el("a", { href: URL.createObjectURL(blob), download: "results." + btn.dataset.ext });
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    } catch (e) { setStatus("Download failed: " + e.message, true); }
   });
+});
 
-  highlight();
-})();
+// --- pages ------------------------------------------------------------------
+function showPage(id) {
+  document.querySelectorAll(".page-btn").forEach((b) => b.setAttribute("aria-pressed", b.dataset.page === id ? "true" : "false"));
+  document.querySelectorAll(".page").forEach((p) => (p.hidden = p.id !== id));
+  if (id === "page-store") showStore((q) => { showPage("page-query"); openTab(q, { run: true }); });
+}
+document.querySelectorAll(".page-btn").forEach((b) => b.addEventListener("click", () => showPage(b.dataset.page)));
+initUpdateForm(() => showStore((q) => { showPage("page-query"); openTab(q, { run: true }); }));
+initPlanKeys();
+
+// --- start ------------------------------------------------------------------
+if (!state.active || !state.tabs.some((t) => t.id === state.active)) state.active = state.tabs[0].id;
+renderHistory();
+if (!openShared()) switchTab(state.active);
+window.addEventListener("beforeunload", saveNow);
+// For tests and tools: the console's state.
+window.wukongConsole = { state: () => state, editor };
