@@ -71,9 +71,13 @@ func TestMemoryBudget(t *testing.T) {
 		`SELECT DISTINCT ?a ?f { ?a ?b ?c . ?d ?e ?f }`,
 		`SELECT * { ?a ?b ?c . ?d ?e ?f } ORDER BY ?c ?f`,
 		`SELECT (COUNT(*) AS ?n) { ?a ?b ?c . ?d ?e ?f }`,
-		// Not yet: a hash join's output is charged only once it is
-		// made, so { … BIND … } . { … } (a cross product by hash join)
-		// runs to its deadline instead.
+		// Operators that build state (charged as it grows): a cross
+		// product by hash join, a MINUS whose right side is one, a
+		// property path closure over every node, an ORDER BY key per row.
+		`SELECT * { { ?a ?b ?c BIND(1 AS ?k) } { ?d ?e ?f } }`,
+		`SELECT * { { ?a ?b ?c BIND(1 AS ?k) } MINUS { { ?a ?e ?f BIND(2 AS ?j) } { ?g ?h ?i } } }`,
+		`SELECT * { ?a (!<http://example.org/none>|^!<http://example.org/none>)+ ?b }`,
+		`SELECT * { { ?a ?b ?c BIND(1 AS ?k) } { ?d ?e ?f } } ORDER BY STR(?c)`,
 	}
 	for _, shards := range []int{1, 4} {
 		e := newBudgetEngine(t, shards, Config{MaxQueryMemory: budget})

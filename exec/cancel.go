@@ -43,3 +43,11 @@ func (c *stopCheck) add(n int) error {
 	}
 	return c.ctx.Err()
 }
+
+// ctxErr is ctx.Err(), nil for a nil context.
+func ctxErr(ctx context.Context) error {
+	if ctx == nil {
+		return nil
+	}
+	return ctx.Err()
+}

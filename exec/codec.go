@@ -16,7 +16,10 @@ import (
 //	sub-query: kind=1 | fork uvarint | deadline int64 (unix ns, 0 none) |
 //	           flags u8 (1: analyze) | start uvarint | limit uvarint
 //	           (rows wanted, 0: all) | memory uvarint (the query's
-//	           budget in bytes, 0: none) | steps | table | filters
+//	           budget in bytes, 0: none) | steps | table | filters |
+//	           reduce (kind u8: 0 none, and nothing follows; 1 semi-join:
+//	           col uvarint; 2 distinct: n uvarint, cols uvarint; then
+//	           clashes: n uvarint, pairs of uvarint)
 //	reply:     kind=2 | fork uvarint | status u8 (0 ok, 1 error, 2 the
 //	           memory budget, 3 a value too large) | error string |
 //	           table | stats
@@ -53,8 +56,9 @@ type subQuery struct {
 	deadline time.Time
 	analyze  bool
 	start    int
-	limit    int   // rows wanted (0: all; task.limit)
-	memory   int64 // the query's memory budget (0: none)
+	limit    int         // rows wanted (0: all; task.limit)
+	reduce   *reduceSpec // nil: none (task.reduce)
+	memory   int64       // the query's memory budget (0: none)
 	steps    []planner.Step
 	table    *Table
 	filters  *wireFilters // nil: none
@@ -198,7 +202,78 @@ func encodeSubQuery(q *subQuery) []byte {
 	b = binary.AppendUvarint(b, uint64(max(q.memory, 0)))
 	b = appendSteps(b, q.steps)
 	b = appendTable(b, q.table)
-	return appendFilters(b, q.filters)
+	b = appendFilters(b, q.filters)
+	return appendReduce(b, q.reduce)
+}
+
+func appendReduce(b []byte, rs *reduceSpec) []byte {
+	if rs == nil {
+		return append(b, 0)
+	}
+	if rs.semiCol >= 0 {
+		b = append(b, 1)
+		b = binary.AppendUvarint(b, uint64(rs.semiCol))
+	} else {
+		b = append(b, 2)
+		b = binary.AppendUvarint(b, uint64(len(rs.distinct)))
+		for _, c := range rs.distinct {
+			b = binary.AppendUvarint(b, uint64(c))
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(rs.clashes)))
+	for _, cl := range rs.clashes {
+		b = binary.AppendUvarint(b, uint64(cl[0]))
+		b = binary.AppendUvarint(b, uint64(cl[1]))
+	}
+	return b
+}
+
+// reduce decodes the reduce spec; its columns must be below ncols.
+func (d *decoder) reduce(ncols int) *reduceSpec {
+	if d.err != nil {
+		return nil
+	}
+	col := func() int {
+		c := d.uvarint()
+		if c >= uint64(ncols) {
+			if d.err == nil {
+				d.err = fmt.Errorf("reduce column %d of %d", c, ncols)
+			}
+			return 0
+		}
+		return int(c)
+	}
+	rs := &reduceSpec{semiCol: -1}
+	switch d.byte() {
+	case 0:
+		return nil
+	case 1:
+		rs.semiCol = col()
+	case 2:
+		n := d.uvarint()
+		if n > uint64(ncols) {
+			d.err = fmt.Errorf("reduce of %d columns of %d", n, ncols)
+			return nil
+		}
+		rs.distinct = make([]int, 0, n)
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			rs.distinct = append(rs.distinct, col())
+		}
+	default:
+		if d.err == nil {
+			d.err = errors.New("bad reduce kind")
+		}
+		return nil
+	}
+	n := d.uvarint()
+	if n > uint64(ncols) {
+		d.err = fmt.Errorf("reduce with %d carried columns of %d", n, ncols)
+		return nil
+	}
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		rs.clashes = append(rs.clashes, [2]int{col(), col()})
+	}
+	return rs
 }
 
 func encodeReply(r *reply) []byte {
@@ -360,6 +435,11 @@ func decodeSubQuery(b []byte) (*subQuery, error) {
 	q.steps = d.steps(0)
 	q.table = d.table()
 	q.filters = d.filters()
+	ncols := 0
+	if q.table != nil {
+		ncols = len(q.table.Cols)
+	}
+	q.reduce = d.reduce(ncols)
 	if d.err != nil {
 		return nil, fmt.Errorf("cannot decode a sub-query: %w", d.err)
 	}

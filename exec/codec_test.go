@@ -16,13 +16,14 @@ func TestSubQueryCodec(t *testing.T) {
 			Dir: planner.Out, To: planner.Column(1), ToNew: true, Mode: planner.ModeForkJoin, Partitioned: -1, EstRows: 2.5}},
 		table: &Table{Cols: [][]ID{{1, 2}, nil}, N: 2},
 		filters: &wireFilters{after: []int{0, -1}, exprs: []string{`(?y > 3)`, `BOUND(?x)`},
-			vars: []string{"x", "y"}, now: time.Unix(100, 5), base: "http://base/"}}
+			vars: []string{"x", "y"}, now: time.Unix(100, 5), base: "http://base/"},
+		reduce: &reduceSpec{semiCol: -1, distinct: []int{1, 0}, clashes: [][2]int{{0, 1}}}}
 	msg := encodeSubQuery(q)
 	got, err := decodeSubQuery(msg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got.filters, q.filters) || got.start != 1 || got.limit != 300 || got.table.N != 2 || len(got.steps) != 1 {
+	if !reflect.DeepEqual(got.filters, q.filters) || !reflect.DeepEqual(got.reduce, q.reduce) || got.start != 1 || got.limit != 300 || got.table.N != 2 || len(got.steps) != 1 {
 		t.Errorf("decoded %+v, filters %+v", got, got.filters)
 	}
 	for n := 1; n < len(msg); n++ {
@@ -30,9 +31,13 @@ func TestSubQueryCodec(t *testing.T) {
 			t.Fatalf("a sub-query cut to %d of %d bytes decoded", n, len(msg))
 		}
 	}
-	q.filters = nil
-	if got, err := decodeSubQuery(encodeSubQuery(q)); err != nil || got.filters != nil {
-		t.Errorf("no filters: %v, %+v", err, got.filters)
+	q.filters, q.reduce = nil, &reduceSpec{semiCol: 1}
+	if got, err := decodeSubQuery(encodeSubQuery(q)); err != nil || got.filters != nil || !reflect.DeepEqual(got.reduce, q.reduce) {
+		t.Errorf("no filters, a semi-join: %v, %+v %+v", err, got.filters, got.reduce)
+	}
+	q.reduce = nil
+	if got, err := decodeSubQuery(encodeSubQuery(q)); err != nil || got.reduce != nil {
+		t.Errorf("no reduce: %v, %+v", err, got.reduce)
 	}
 	// The child compiles what it got.
 	e := newTestEngine(t, diffData(t, 100), 1)

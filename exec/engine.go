@@ -376,7 +376,7 @@ func (n *node) runSubQuery(ctx context.Context, cancel context.CancelFunc, key f
 	defer abort(nil)
 	mem := n.eng.newMemAccount(q.memory, abort)
 	defer mem.close()
-	t := &task{eng: n.eng, node: n.id, ctx: ctx, steps: q.steps, ncols: len(q.table.Cols), analyze: q.analyze, limit: q.limit, mem: mem}
+	t := &task{eng: n.eng, node: n.id, ctx: ctx, steps: q.steps, ncols: len(q.table.Cols), analyze: q.analyze, limit: q.limit, reduce: q.reduce, mem: mem}
 	flt, ferr := n.eng.remoteFilters(q.filters)
 	if flt != nil {
 		env := flt.q.env
@@ -467,7 +467,7 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func(abort bool
 			return nil, err
 		}
 		id := n.forks.Add(1)
-		msg := encodeSubQuery(&subQuery{fork: id, deadline: dl, analyze: r.analyze, start: k, limit: r.limit, memory: r.memLimit(), steps: steps, table: part, filters: r.filters.wire()})
+		msg := encodeSubQuery(&subQuery{fork: id, deadline: dl, analyze: r.analyze, start: k, limit: r.limit, reduce: r.reduce, memory: r.memLimit(), steps: steps, table: part, filters: r.filters.wire()})
 		register(id)
 		forks = append(forks, sent{dst, id})
 		if err := r.eng.tr.Send(r.ctx, r.node, dst, msg); err != nil {

@@ -49,6 +49,9 @@ type task struct {
 	// with a limit it runs depth first in batches and stops once it has
 	// them (stream.go); a fork sends it to the children.
 	limit int
+	// reduce, when set, reduces the rows as a semi or distinct sink of
+	// the fork's parent asks (stream.go); a fork sends it on.
+	reduce *reduceSpec
 	// mem is the account of the query (or sub-query) the rows are
 	// charged to (nil: none).
 	mem *memAccount
@@ -57,8 +60,8 @@ type task struct {
 // explore runs steps[k:] over t and returns the rows (full history), or
 // with r.limit set at least min(r.limit, all) of them.
 func (r *task) explore(k int, t *Table) (*Table, error) {
-	if r.limit > 0 {
-		out := &sink{limit: r.limit}
+	if r.limit > 0 || r.reduce != nil {
+		out := r.reduce.newSink(r.limit, t)
 		if _, err := r.stream(k, t, out); err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"unsafe"
 
 	"github.com/wukongd/wukongd/exec/expr"
 	"github.com/wukongd/wukongd/planner"
@@ -57,8 +58,19 @@ type hashIndex struct {
 	wild []int32
 }
 
-func buildIndex(sc *stopCheck, t *Table, cols []int) (*hashIndex, error) {
-	h := &hashIndex{rows: make(map[string][]int32, t.N)}
+// indexEntryBytes is what a row costs in a hashIndex on ncols columns:
+// its key string, its map entry and slice, its row number (an estimate
+// for the memory account, budget.go).
+func indexEntryBytes(ncols int) int64 { return int64(8*ncols) + 64 }
+
+func buildIndex(sc *stopCheck, mem *memAccount, t *Table, cols []int) (*hashIndex, error) {
+	// The index is charged before it is built (its size is known); the
+	// charge is settled when the operator returns (queryRun.eval).
+	mem.charge(int64(t.N) * indexEntryBytes(len(cols)))
+	if err := ctxErr(sc.ctx); err != nil {
+		return nil, err
+	}
+	h := &hashIndex{rows: make(map[string][]int32, min(t.N, maxSizeHint))}
 	var key []byte
 	for r := 0; r < t.N; r++ {
 		if err := sc.add(1); err != nil {
@@ -142,14 +154,22 @@ func merge(l, r *Table, la, ra []int32) *Table {
 	return out
 }
 
+// maxSizeHint bounds the size hint of an operator's map: a map made for
+// every row of a large input would take its memory before the account
+// (budget.go) sees any of it.
+const maxSizeHint = 1 << 16
+
 // hashJoin joins l and r on their shared variables (ctx: the query's,
-// looked at every few thousand rows).
-func hashJoin(ctx context.Context, l, r *Table) (*Table, error) {
+// looked at every few thousand rows). The index, the pairs found and the
+// output are charged to mem as they grow, before the output is made
+// (nil: not accounted).
+func hashJoin(ctx context.Context, mem *memAccount, l, r *Table) (*Table, error) {
 	lc, rc := sharedCols(l, r)
 	var la, ra []int32
 	if l.N > 0 && r.N > 0 {
-		sc := stopCheck{ctx: ctx}
-		h, err := buildIndex(&sc, r, rc)
+		g := growth{m: mem}
+		sc := stopCheck{ctx: ctx, grow: func() { g.to(4 * int64(cap(la)+cap(ra))) }}
+		h, err := buildIndex(&sc, mem, r, rc)
 		if err != nil {
 			return nil, err
 		}
@@ -165,18 +185,29 @@ func hashJoin(ctx context.Context, l, r *Table) (*Table, error) {
 			}
 		}
 	}
+	// The output's columns: one per variable of either side.
+	ncols := len(l.Vars)
+	for _, v := range r.Vars {
+		if l.Col(v) < 0 {
+			ncols++
+		}
+	}
+	mem.charge(8 * int64(ncols) * int64(len(la)))
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
 	return merge(l, r, la, ra), nil
 }
 
 // minus removes the rows of l compatible with a row of r with which they
 // share a bound variable.
-func minus(ctx context.Context, l, r *Table) (*Table, error) {
+func minus(ctx context.Context, mem *memAccount, l, r *Table) (*Table, error) {
 	lc, rc := sharedCols(l, r)
 	if len(lc) == 0 || r.N == 0 {
 		return l, nil
 	}
 	sc := stopCheck{ctx: ctx}
-	h, err := buildIndex(&sc, r, rc)
+	h, err := buildIndex(&sc, mem, r, rc)
 	if err != nil {
 		return nil, err
 	}
@@ -244,13 +275,18 @@ func unmatchedRows(r *Table, rc, n int) []int32 {
 }
 
 // antiJoin runs MINUS from the numbered left rows: the right side, seeded
-// with them, returns the numbers of the rows to remove.
+// with them, finds the rows to remove (each at its first solution).
 func (q *queryRun) antiJoin(l *Table, n *planner.Minus) (*Table, error) {
-	r, rc, err := q.evalFromRows(l, n.Slot, n.RowVar, n.Right, "MINUS")
+	found, err := q.matchedRows(l, n.Slot, n.RowVar, n.Right)
 	if err != nil {
 		return nil, err
 	}
-	keep := unmatchedRows(r, rc, l.N)
+	var keep []int32
+	for i, f := range found {
+		if !f {
+			keep = append(keep, int32(i))
+		}
+	}
 	if len(keep) == l.N {
 		return l, nil
 	}
@@ -387,8 +423,22 @@ func (q *queryRun) passingRows(b *rowBinding, n int, progs []*expr.Program, sc s
 	return keep, nil
 }
 
+// valueBytes is what an expr.Value costs held per row (ORDER BY keys);
+// a string's bytes are the term's, already held by the store or the
+// query's TermTable.
+const valueBytes = int64(unsafe.Sizeof(expr.Value{}))
+
+// tableRowBytes is what a row of t costs in a copy of t.
+func tableRowBytes(t *Table) int64 { return 8 * int64(len(t.Cols)) }
+
 // extend adds the columns of binds (an error leaves the value unbound).
 func (q *queryRun) extend(t *Table, binds []planner.Bind) (*Table, error) {
+	// The new columns (and the rows' keys) are charged before they are
+	// made (settled when the operator returns).
+	q.mem.charge(8 * int64(t.N) * int64(len(binds)+1))
+	if err := q.ctx.Err(); err != nil {
+		return nil, err
+	}
 	out := &Table{Vars: append([]sparql.Var(nil), t.Vars...), Cols: append([][]ID(nil), t.Cols...), N: t.N}
 	progs := make([]*expr.Program, len(binds))
 	cols := make([]int, len(binds))
@@ -562,6 +612,12 @@ func (q *queryRun) values(n *planner.Values) *Table {
 // orderBy sorts the rows stably by the keys (SPARQL order, expr.Compare);
 // a key expression that errs sorts as unbound.
 func (q *queryRun) orderBy(t *Table, keys []planner.OrderKey) (*Table, error) {
+	// The keys' values, the permutation and the sorted copy are charged
+	// before they are made (settled when the operator returns).
+	q.mem.charge(int64(t.N) * (int64(len(keys))*valueBytes + 4 + tableRowBytes(t)))
+	if err := q.ctx.Err(); err != nil {
+		return nil, err
+	}
 	sc := stopCheck{ctx: q.ctx}
 	vals, err := q.orderKeys(t, keys, &sc)
 	if err != nil {

@@ -415,7 +415,7 @@ func TestForkedChildrenFilter(t *testing.T) {
 
 // joinAll and minusAll run hashJoin and minus without a deadline.
 func joinAll(l, r *Table) *Table {
-	t, err := hashJoin(context.Background(), l, r)
+	t, err := hashJoin(context.Background(), nil, l, r)
 	if err != nil {
 		panic(err)
 	}
@@ -423,7 +423,7 @@ func joinAll(l, r *Table) *Table {
 }
 
 func minusAll(l, r *Table) *Table {
-	t, err := minus(context.Background(), l, r)
+	t, err := minus(context.Background(), nil, l, r)
 	if err != nil {
 		panic(err)
 	}

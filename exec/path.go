@@ -195,10 +195,21 @@ type pathReader struct {
 	cost  ReadCost
 	// instances caches the type index of a class (rdf:type backwards).
 	instances map[ID][]ID
+	// mem is the query's account (nil: none): the closures' state and the
+	// lists made are charged as they grow; what is still charged when the
+	// path scan returns is settled by queryRun.eval.
+	mem *memAccount
 }
 
-func newPathReader(ctx context.Context, st Store, self int) *pathReader {
-	return &pathReader{ctx: ctx, st: st, self: self, stats: st.PlannerStats(), instances: map[ID][]ID{}}
+func newPathReader(ctx context.Context, st Store, self int, mem *memAccount) *pathReader {
+	return &pathReader{ctx: ctx, st: st, self: self, stats: st.PlannerStats(), instances: map[ID][]ID{}, mem: mem}
+}
+
+// made charges n bytes of lists made (kept to the path scan's end) and
+// returns the context's error once the account has stopped the query.
+func (r *pathReader) made(n int64) error {
+	r.mem.charge(n)
+	return r.ctx.Err()
 }
 
 // isVertex reports whether v can be the vertex of a key (a store ID, not a
@@ -493,13 +504,20 @@ func (r *pathReader) eval(x *pathExpr, vs []ID) ([][]ID, error) {
 			return nil, err
 		}
 		out := make([][]ID, len(vs))
+		sc := stopCheck{ctx: r.ctx}
 		for i, l := range first {
 			var ends []ID
 			for _, m := range l {
 				j, _ := slices.BinarySearch(mids, m)
 				ends = append(ends, second[j]...)
+				if err := sc.add(1 + len(second[j])); err != nil {
+					return nil, err
+				}
 			}
 			out[i] = ends
+			if err := r.made(8 * int64(cap(ends))); err != nil {
+				return nil, err
+			}
 		}
 		return out, nil
 	case pathAlt:
@@ -513,7 +531,11 @@ func (r *pathReader) eval(x *pathExpr, vs []ID) ([][]ID, error) {
 		}
 		out := make([][]ID, len(vs))
 		for i := range vs {
-			out[i] = append(append(make([]ID, 0, len(left[i])+len(right[i])), left[i]...), right[i]...)
+			n := len(left[i]) + len(right[i])
+			if err := r.made(8 * int64(n)); err != nil {
+				return nil, err
+			}
+			out[i] = append(append(make([]ID, 0, n), left[i]...), right[i]...)
 		}
 		return out, nil
 	case pathZeroOrOne:
@@ -540,6 +562,12 @@ func (r *pathReader) eval(x *pathExpr, vs []ID) ([][]ID, error) {
 // new frontier nodes once.
 func (r *pathReader) closure(x *pathExpr, vs []ID, zero bool) ([][]ID, error) {
 	step := map[ID][]ID{} // distinct ends of one step of x from a node
+	// The search's state is charged as it grows: about 2 bytes per node
+	// reached in a bitmap, 8 in the frontiers, and the step lists.
+	var reached, stepIDs int64
+	g := growth{m: r.mem}
+	defer g.done()
+	charge := func() { g.to(10*reached + 8*stepIDs + 64*int64(len(step)) + 64*int64(len(vs))) }
 	visited := make([]*roaring64.Bitmap, len(vs))
 	frontier := make([][]ID, len(vs))
 	for i, v := range vs {
@@ -569,19 +597,25 @@ func (r *pathReader) closure(x *pathExpr, vs []ID, zero bool) ([][]ID, error) {
 				l := slices.Clone(ends[j])
 				slices.Sort(l)
 				step[v] = slices.Compact(l)
+				stepIDs += int64(len(step[v]))
 			}
 		}
 		active := false
-		sc := stopCheck{ctx: r.ctx}
+		sc := stopCheck{ctx: r.ctx, grow: charge}
 		for i, f := range frontier {
-			if err := sc.add(1 + len(f)); err != nil {
+			if err := sc.add(1); err != nil {
 				return nil, err
 			}
 			var next []ID
 			for _, v := range f {
-				for _, w := range step[v] {
+				ws := step[v]
+				if err := sc.add(len(ws)); err != nil {
+					return nil, err
+				}
+				for _, w := range ws {
 					if visited[i].CheckedAdd(uint64(w)) {
 						next = append(next, w)
+						reached++
 					}
 				}
 			}
@@ -594,6 +628,9 @@ func (r *pathReader) closure(x *pathExpr, vs []ID, zero bool) ([][]ID, error) {
 		if err := r.ctx.Err(); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.made(8 * reached); err != nil {
+		return nil, err
 	}
 	out := make([][]ID, len(vs))
 	for i, b := range visited {
@@ -686,7 +723,7 @@ func (p pathEnd) value(t *Table, row int) ID {
 // st, evaluated from node self. The result has input's columns and, after
 // them, a column for each variable of pp that input does not have.
 // Constants the dictionary does not know get IDs from locals.
-func evalPathPattern(ctx context.Context, st Store, self int, pp *sparql.PathPattern, input *Table, locals *TermTable) (*Table, *ReadCost, error) {
+func evalPathPattern(ctx context.Context, st Store, self int, pp *sparql.PathPattern, input *Table, locals *TermTable, mem *memAccount) (*Table, *ReadCost, error) {
 	fwd, err := compilePath(pp.Path, false, st.LookupTerm)
 	if err != nil {
 		return nil, nil, err
@@ -716,7 +753,7 @@ func evalPathPattern(ctx context.Context, st Store, self int, pp *sparql.PathPat
 	s, o := end(pp.S), end(pp.O)
 	same := s.col >= 0 && s.col == o.col
 
-	r := newPathReader(ctx, st, self)
+	r := newPathReader(ctx, st, self, mem)
 	// Rows by what is bound: subject (forwards), object only (backwards),
 	// neither (every solution).
 	var fromS, fromO []ID
@@ -766,7 +803,13 @@ func evalPathPattern(ctx context.Context, st Store, self int, pp *sparql.PathPat
 		if err != nil {
 			return nil, nil, err
 		}
+		// The pairs are charged as they grow (16 bytes each).
+		g := growth{m: mem}
+		sc := stopCheck{ctx: ctx, grow: func() { g.to(16 * int64(cap(allX))) }}
 		for i, x := range starts {
+			if err := sc.add(1 + len(ends[i])); err != nil {
+				return nil, nil, err
+			}
 			for _, y := range ends[i] {
 				if same && x != y {
 					continue
@@ -779,12 +822,21 @@ func evalPathPattern(ctx context.Context, st Store, self int, pp *sparql.PathPat
 
 	src := make([]int32, 0, t.N)
 	var newS, newO []ID // values of s / o per output row (written when unbound in the row)
+	// The output rows are charged as they are made (20 bytes of src,
+	// newS, newO, and 8 per input column once gathered).
+	rowBytes := int64(20 + 8*len(t.Cols))
+	g := growth{m: mem}
+	sc := stopCheck{ctx: ctx, grow: func() { g.to(rowBytes * int64(len(src))) }}
+	var stop error
 	emit := func(row int, sv, ov ID) {
 		src = append(src, int32(row))
 		newS = append(newS, sv)
 		newO = append(newO, ov)
+		if err := sc.add(1); err != nil && stop == nil {
+			stop = err
+		}
 	}
-	for row := 0; row < t.N; row++ {
+	for row := 0; row < t.N && stop == nil; row++ {
 		sv, ov := s.value(t, row), o.value(t, row)
 		switch {
 		case sv != 0:
@@ -807,9 +859,18 @@ func evalPathPattern(ctx context.Context, st Store, self int, pp *sparql.PathPat
 			}
 		default:
 			for k, x := range allX {
-				emit(row, x, allY[k])
+				if emit(row, x, allY[k]); stop != nil {
+					break
+				}
 			}
 		}
+	}
+	if stop == nil {
+		sc.grow()
+		stop = ctx.Err()
+	}
+	if stop != nil {
+		return nil, nil, stop
 	}
 	out := t.gather(src)
 	if s.col >= 0 {

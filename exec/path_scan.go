@@ -12,8 +12,8 @@ import (
 // pattern is in), joined with the rows of input (the seed's rows, or one
 // empty row): see evalPathPattern. It reads from one of the engine's
 // nodes: the owner of a constant end (so its first reads are local), else
-// each node in turn.
-func (e *Engine) evalPath(ctx context.Context, st Store, n *planner.PathScan, input *Table) (*Table, error) {
+// each node in turn. Its state and rows are charged to mem (nil: none).
+func (e *Engine) evalPath(ctx context.Context, st Store, n *planner.PathScan, input *Table, mem *memAccount) (*Table, error) {
 	self := e.local[e.rr.Add(1)%uint64(len(e.local))]
 	for _, x := range []sparql.TermOrVar{n.Pattern.S, n.Pattern.O} {
 		if x.Var != "" {
@@ -24,7 +24,7 @@ func (e *Engine) evalPath(ctx context.Context, st Store, n *planner.PathScan, in
 			break
 		}
 	}
-	out, _, err := evalPathPattern(ctx, st, self, n.Pattern, input, localsOf(ctx))
+	out, _, err := evalPathPattern(ctx, st, self, n.Pattern, input, localsOf(ctx), mem)
 	if err != nil {
 		return nil, fmt.Errorf("property path %s: %w", n.Pattern.Path, err)
 	}

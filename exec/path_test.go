@@ -184,7 +184,7 @@ func parsePath(t testing.TB, where string) *sparql.PathPattern {
 func runPath(t testing.TB, e *Engine, pp *sparql.PathPattern) []string {
 	t.Helper()
 	locals := &TermTable{}
-	out, _, err := evalPathPattern(context.Background(), e.Store(), 0, pp, unitTable(0), locals)
+	out, _, err := evalPathPattern(context.Background(), e.Store(), 0, pp, unitTable(0), locals, nil)
 	if err != nil {
 		t.Fatalf("%s: %v", pp.Path, err)
 	}
@@ -351,7 +351,7 @@ func TestPathSeeded(t *testing.T) {
 			{0, id("f"), id("a"), 0, 0},
 			{1, 2, 3, 4, 5},
 		}}
-		out, _, err := evalPathPattern(context.Background(), st, 0, pp, in, &TermTable{})
+		out, _, err := evalPathPattern(context.Background(), st, 0, pp, in, &TermTable{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -401,7 +401,7 @@ func TestPathBoundNonNodes(t *testing.T) {
 			{"?x :p? :p", []ID{pred}},
 		} {
 			pp := parsePath(t, c.where)
-			out, _, err := evalPathPattern(context.Background(), st, 0, pp, in, locals)
+			out, _, err := evalPathPattern(context.Background(), st, 0, pp, in, locals, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

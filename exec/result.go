@@ -200,7 +200,7 @@ func project(t *Table, vars []sparql.Var) *Table {
 // distinct keeps the first of equal rows (IDs are terms: equal IDs are
 // the same term).
 func distinct(ctx context.Context, mem *memAccount, t *Table) (*Table, error) {
-	seen := make(map[string]struct{}, t.N)
+	seen := make(map[string]struct{}, min(t.N, maxSizeHint))
 	var src []int32
 	key := make([]byte, 0, 8*len(t.Cols))
 	g := growth{m: mem}

@@ -16,7 +16,7 @@ import (
 // The dispatch of the operator tree (planner/ops.go). Property paths and
 // named graphs are evaluated by path.go and dataset.go:
 //
-//	func (e *Engine) evalPath(ctx context.Context, st Store, n *planner.PathScan, input *Table) (*Table, error)
+//	func (e *Engine) evalPath(ctx context.Context, st Store, n *planner.PathScan, input *Table, mem *memAccount) (*Table, error)
 //	func (e *Engine) evalInGraph(ctx context.Context, name sparql.TermOrVar, input *Table,
 //		run func(ctx context.Context, g *Engine, seed *Table) (*Table, error)) (*Table, error)
 //
@@ -168,12 +168,20 @@ func (b *rowBinding) LookupValue(v sparql.Var) (expr.Value, bool) {
 	return x, x.IsBound()
 }
 
-// value decodes the term of id, once per binding.
+// maxDecoded bounds a binding's decoding cache: past it the cache starts
+// again (an operator over many distinct terms would otherwise keep a
+// decoded copy of each, beyond the memory account).
+const maxDecoded = 1 << 16
+
+// value decodes the term of id, once per binding (while the cache holds).
 func (b *rowBinding) value(id ID) expr.Value {
 	if x, ok := b.cache[id]; ok {
 		return x
 	}
 	x := expr.Decode(b.q.term(id))
+	if len(b.cache) >= maxDecoded {
+		clear(b.cache)
+	}
 	b.cache[id] = x
 	return x
 }
@@ -242,28 +250,61 @@ func (q *queryRun) prepareExists(t *Table, b *rowBinding, es ...sparql.Expr) err
 				err = fmt.Errorf("BUG: no plan for EXISTS %s", x.Pattern)
 				return false
 			}
-			res := make([]bool, t.N)
-			b.exists[x.Pattern] = res
 			if t.N == 0 {
+				b.exists[x.Pattern] = nil
 				return true
 			}
-			q.seeds[ep.Slot] = withRowNumbers(t, ep.RowVar)
-			var out *Table
-			out, err = q.eval(ep.Node)
-			if err != nil {
-				return false
-			}
-			if c := out.Col(ep.RowVar); c >= 0 {
-				for r := 0; r < out.N; r++ {
-					if n := out.At(c, r); n > 0 && int(n) <= t.N {
-						res[n-1] = true
-					}
-				}
-			}
-			return true
+			var res []bool
+			res, err = q.matchedRows(t, ep.Slot, ep.RowVar, ep.Node)
+			b.exists[x.Pattern] = res
+			return err == nil
 		})
 	}
 	return err
+}
+
+// matchedRows evaluates right seeded (in slot) with t's rows numbered in
+// rowVar, and reports which rows of t have a solution there (EXISTS, and
+// MINUS from numbered rows). When right is an exploration (or a bind join
+// into one), each row's exploration stops at its first solution (a semi
+// sink, stream.go); else right is evaluated in full.
+func (q *queryRun) matchedRows(t *Table, slot int, rowVar sparql.Var, right planner.Node) ([]bool, error) {
+	q.seeds[slot] = withRowNumbers(t, rowVar)
+	defer delete(q.seeds, slot)
+	n := right
+	if j, ok := n.(*planner.Join); ok && j.Algo == planner.BindJoin {
+		n = j.Right
+	}
+	if ex, ok := n.(*planner.Explore); ok {
+		var seed *Table
+		if ex.Seed != nil {
+			s, err := q.eval(ex.Seed)
+			if err != nil {
+				return nil, err
+			}
+			seed = s
+		}
+		out := &sink{semi: newSemiSink(rowVar, t.N)}
+		if _, err := q.explore(ex, seed, out); err != nil {
+			return nil, err
+		}
+		return out.semi.found, nil
+	}
+	r, err := q.eval(right)
+	if err != nil {
+		return nil, err
+	}
+	c := r.Col(rowVar)
+	if c < 0 {
+		return nil, fmt.Errorf("BUG: the right side lost the left rows' numbers (?%s)", rowVar)
+	}
+	found := make([]bool, t.N)
+	for i := 0; i < r.N; i++ {
+		if x := r.At(c, i); x > 0 && int(x) <= t.N {
+			found[x-1] = true
+		}
+	}
+	return found, nil
 }
 
 // withRowNumbers returns t with a column v numbering its rows from 1.
@@ -318,7 +359,7 @@ func (q *queryRun) evalNode(n planner.Node) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		return hashJoin(q.ctx, l, r)
+		return hashJoin(q.ctx, q.mem, l, r)
 	case *planner.LeftJoin:
 		return q.leftJoin(n)
 	case *planner.Union:
@@ -346,7 +387,7 @@ func (q *queryRun) evalNode(n planner.Node) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		return minus(q.ctx, l, r)
+		return minus(q.ctx, q.mem, l, r)
 	case *planner.Filter:
 		t, err := q.eval(n.Input)
 		if err != nil {
@@ -389,7 +430,7 @@ func (q *queryRun) evalNode(n planner.Node) (*Table, error) {
 			}
 			input = s
 		}
-		return q.e.evalPath(q.ctx, q.e.store, n, input)
+		return q.e.evalPath(q.ctx, q.e.store, n, input, q.mem)
 	case *planner.GraphScan:
 		input := unitTable(0)
 		if n.Seed != nil {
@@ -404,7 +445,7 @@ func (q *queryRun) evalNode(n planner.Node) (*Table, error) {
 			if err != nil {
 				return nil, err
 			}
-			return hashJoin(ctx, seed, t)
+			return hashJoin(ctx, q.mem, seed, t)
 		})
 	case *planner.Project:
 		t, err := q.eval(n.Input)
@@ -505,8 +546,45 @@ func (q *queryRun) evalUpTo(n planner.Node, want int64) (*Table, error) {
 		return slice(t, n.Offset, n.Limit), nil
 	case *planner.OrderBy:
 		return q.topK(n, int(want))
+	case *planner.Distinct:
+		return q.distinctUpTo(n, want)
 	}
 	return q.eval(n)
+}
+
+// distinctUpTo evaluates DISTINCT for its first want rows: over an
+// exploration (projected or not) the exploration's sink keeps the rows new
+// on the projected variables and stops once it has want of them.
+func (q *queryRun) distinctUpTo(n *planner.Distinct, want int64) (*Table, error) {
+	in := n.Input
+	proj, _ := in.(*planner.Project)
+	if proj != nil {
+		in = proj.Input
+	}
+	ex, ok := in.(*planner.Explore)
+	if !ok {
+		return q.eval(n)
+	}
+	var seed *Table
+	if ex.Seed != nil {
+		s, err := q.eval(ex.Seed)
+		if err != nil {
+			return nil, err
+		}
+		seed = s
+	}
+	d := &distinctSink{} // no projection: every column
+	if proj != nil {
+		d.vars = proj.Vars
+	}
+	t, err := q.explore(ex, seed, &sink{limit: int(want), distinct: d})
+	if err != nil {
+		return nil, err
+	}
+	if proj != nil {
+		t = project(t, proj.Vars)
+	}
+	return t, nil
 }
 
 // maxEarlyStop is the largest LIMIT (with its OFFSET) evaluated with an

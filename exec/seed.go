@@ -245,6 +245,48 @@ func (e *Engine) runExploreFrom(ctx context.Context, ex *planner.Explore, seed *
 		return &Table{Vars: start.Vars, Cols: make([][]ID, len(start.Vars))}, nil, 0, nil
 	}
 	start = flt.apply(-1, start)
+	// A semi or distinct sink takes the rows on the worker: it checks the
+	// carried columns itself (its result keeps them, for checkCarried).
+	var direct *sink
+	if out != nil && (out.semi != nil || out.distinct != nil) {
+		direct = out
+		out.clashes = clashes
+		if m := out.semi; m != nil {
+			if m.col = slices.Index(start.Vars, m.v); m.col < 0 {
+				return nil, nil, 0, fmt.Errorf("BUG: the exploration lost the rows' numbers (?%s)", m.v)
+			}
+		}
+		if d := out.distinct; d != nil {
+			d.cols = d.cols[:0]
+			for _, v := range d.vars {
+				if c := slices.Index(start.Vars, v); c >= 0 {
+					d.cols = append(d.cols, c)
+				}
+			}
+			if d.vars == nil { // every column but the carried copies
+				carried := map[int]bool{}
+				for _, cl := range clashes {
+					carried[cl[1]] = true
+				}
+				for c := range start.Vars {
+					if !carried[c] {
+						d.cols = append(d.cols, c)
+					}
+				}
+			}
+			if d.seen == nil {
+				d.seen = map[string]struct{}{}
+			}
+		}
+	}
+	if direct != nil && (len(ex.Steps) == 0 || start.N == 0) {
+		if _, err := direct.put(start); err != nil {
+			return nil, nil, 0, err
+		}
+		res := direct.result(len(start.Vars))
+		res.Vars = start.Vars
+		return checkCarried(res, clashes), nil, 0, nil
+	}
 	if len(ex.Steps) == 0 || start.N == 0 {
 		t := checkCarried(start, clashes)
 		if out != nil && out.each != nil {
@@ -273,7 +315,7 @@ func (e *Engine) runExploreFrom(ctx context.Context, ex *planner.Explore, seed *
 	}
 	var batches chan batch
 	var wout *sink
-	if out != nil {
+	if out != nil && direct == nil {
 		t.limit = out.limit
 		if out.each != nil {
 			batches = make(chan batch)
@@ -304,6 +346,11 @@ func (e *Engine) runExploreFrom(ctx context.Context, ex *planner.Explore, seed *
 				done <- result{nil, recovered(r)}
 			}
 		}()
+		if direct != nil {
+			_, err := t.stream(0, start, direct)
+			done <- result{direct.result(len(start.Vars)), err}
+			return
+		}
 		if wout != nil {
 			_, err := t.stream(0, start, wout)
 			done <- result{&Table{Cols: make([][]ID, len(start.Vars))}, err}

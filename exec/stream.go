@@ -44,10 +44,147 @@ type sink struct {
 	// … LIMIT k); else the rows are collected in rows.
 	each func(t *Table) error
 	rows *Table
+	// semi, when set, makes the sink a semi-join's (EXISTS, MINUS from
+	// numbered rows): it records which seed rows have a solution and
+	// keeps no rows, and the exploration drops the rows of seed rows
+	// already found before each step, so each seed row stops at its
+	// first solution.
+	semi *semiSink
+	// distinct, when set, keeps only rows new on its columns (DISTINCT
+	// … LIMIT): limit counts distinct rows.
+	distinct *distinctSink
+	// clashes are the exploration's carried columns to check (seed.go
+	// checkCarried) before a semi or distinct sink counts a row; set by
+	// runExploreFrom.
+	clashes [][2]int
 }
 
-// want returns the rows still wanted (0: all).
+// semiSink records the seed rows (numbered from 1 in variable v, column
+// col once runExploreFrom has resolved it) that have a solution.
+type semiSink struct {
+	v     sparql.Var
+	col   int
+	found []bool
+	left  int // seed rows not yet found
+	// keep: the sink also keeps each seed row's first solution (a forked
+	// child's, for the parent to mark).
+	keep bool
+}
+
+// reduceSpec is what a semi or distinct sink asks of the children of a
+// fork (and of the fork's local part), so that they do not make all of
+// their part: of their rows, keep only each seed row's first solution
+// (semiCol ≥ 0: the column numbering the seed rows) or the rows new on
+// distinct. clashes are the carried columns to check first (seed.go).
+type reduceSpec struct {
+	semiCol  int
+	distinct []int
+	clashes  [][2]int
+}
+
+// reduceSpec returns what a fork of one of this sink's batches asks of
+// its children (nil: nothing).
+func (s *sink) reduceSpec() *reduceSpec {
+	switch {
+	case s.semi != nil:
+		return &reduceSpec{semiCol: s.semi.col, clashes: s.clashes}
+	case s.distinct != nil:
+		return &reduceSpec{semiCol: -1, distinct: s.distinct.cols, clashes: s.clashes}
+	}
+	return nil
+}
+
+// newSink returns the sink of a forked part's exploration over t: limit
+// rows (0: all), reduced as the spec says (nil: not reduced).
+func (rs *reduceSpec) newSink(limit int, t *Table) *sink {
+	out := &sink{limit: limit}
+	if rs == nil {
+		return out
+	}
+	out.clashes = rs.clashes
+	if rs.semiCol >= 0 {
+		n := 0
+		if rs.semiCol < len(t.Cols) {
+			for r := 0; r < t.N; r++ {
+				n = max(n, int(min(t.At(rs.semiCol, r), 1<<31)))
+			}
+		}
+		out.semi = &semiSink{col: rs.semiCol, found: make([]bool, n), left: n, keep: true}
+		out.limit = 0
+		return out
+	}
+	out.distinct = &distinctSink{cols: rs.distinct, seen: map[string]struct{}{}}
+	return out
+}
+
+func newSemiSink(v sparql.Var, n int) *semiSink {
+	return &semiSink{v: v, col: -1, found: make([]bool, n), left: n}
+}
+
+// prune drops the rows of t whose seed row is already found.
+func (s *semiSink) prune(t *Table) *Table {
+	if s.left == len(s.found) || t.N == 0 {
+		return t
+	}
+	keep := make([]int32, 0, t.N)
+	for r := 0; r < t.N; r++ {
+		if n := t.At(s.col, r); n == 0 || int(n) > len(s.found) || !s.found[n-1] {
+			keep = append(keep, int32(r))
+		}
+	}
+	if len(keep) == t.N {
+		return t
+	}
+	return t.gather(keep)
+}
+
+// distinctSink keeps the rows new on cols (the variables vars, resolved
+// against the exploration's columns by runExploreFrom).
+type distinctSink struct {
+	vars []sparql.Var
+	cols []int
+	seen map[string]struct{}
+	key  []byte
+}
+
+// fresh lists the rows of t (passing the carried columns' check) new on
+// the sink's columns.
+func (d *distinctSink) fresh(t *Table, clashes [][2]int, limit int) []int32 {
+	var keep []int32
+	for r := 0; r < t.N && (limit <= 0 || len(keep) < limit); r++ {
+		if !carriedOK(t, clashes, r) {
+			continue
+		}
+		d.key = d.key[:0]
+		for _, c := range d.cols {
+			d.key = appendID(d.key, t.At(c, r))
+		}
+		if _, dup := d.seen[string(d.key)]; dup {
+			continue
+		}
+		d.seen[string(d.key)] = struct{}{}
+		keep = append(keep, int32(r))
+	}
+	return keep
+}
+
+// carriedOK reports whether row r of t agrees with its carried columns
+// (the row check of checkCarried).
+func carriedOK(t *Table, clashes [][2]int, r int) bool {
+	for _, cl := range clashes {
+		if s := t.At(cl[1], r); s != 0 && s != t.At(cl[0], r) {
+			return false
+		}
+	}
+	return true
+}
+
+// want returns the rows still wanted (0: all); for a semi sink, the seed
+// rows not yet found (which sizes the batches: each needs one solution).
 func (s *sink) want() int {
+	if s.semi != nil {
+		return max(s.semi.left, 1)
+	}
 	if s.limit <= 0 {
 		return 0
 	}
@@ -58,9 +195,31 @@ func (s *sink) want() int {
 	return max(s.limit-n, 1)
 }
 
+// forkWant is the row bound a fork of one batch sends its children (0:
+// all). A distinct sink's children each keep up to that many distinct
+// rows of their part: together they have as many as the batch has, up to
+// the bound. A semi sink's children keep each seed row's first solution.
+func (s *sink) forkWant() int {
+	if s.semi != nil {
+		return 0
+	}
+	return s.want()
+}
+
 // done reports whether the sink has every row it wants.
 func (s *sink) done() bool {
+	if s.semi != nil {
+		return s.semi.left == 0
+	}
 	return s.limit > 0 && s.rows != nil && s.rows.N >= s.limit
+}
+
+// prune drops the rows a semi sink no longer needs (t itself otherwise).
+func (s *sink) prune(t *Table) *Table {
+	if s.semi == nil {
+		return t
+	}
+	return s.semi.prune(t)
 }
 
 // put hands a batch to the sink and reports whether it is satisfied.
@@ -70,6 +229,38 @@ func (s *sink) put(t *Table) (bool, error) {
 	}
 	if s.each != nil {
 		return false, s.each(t)
+	}
+	if m := s.semi; m != nil {
+		var first []int32
+		for r := 0; r < t.N; r++ {
+			if n := t.At(m.col, r); n > 0 && int(n) <= len(m.found) && !m.found[n-1] && carriedOK(t, s.clashes, r) {
+				m.found[n-1] = true
+				m.left--
+				first = append(first, int32(r))
+			}
+		}
+		if !m.keep || len(first) == 0 {
+			return s.done(), nil
+		}
+		t = t.gather(first)
+		if s.rows == nil {
+			s.rows = &Table{Vars: t.Vars, Cols: make([][]ID, len(t.Cols))}
+		}
+		s.rows.appendTable(t)
+		return s.done(), nil
+	}
+	if s.distinct != nil {
+		want := 0
+		if s.limit > 0 {
+			want = s.want()
+		}
+		keep := s.distinct.fresh(t, s.clashes, want)
+		if len(keep) == 0 {
+			return s.done(), nil
+		}
+		if len(keep) < t.N {
+			t = t.gather(keep)
+		}
 	}
 	if s.rows == nil {
 		s.rows = &Table{Vars: t.Vars, Cols: make([][]ID, len(t.Cols))}
@@ -125,6 +316,9 @@ func (r *task) stream(k int, t *Table, out *sink) (bool, error) {
 	if k == len(r.steps) {
 		return out.put(t)
 	}
+	if t = out.prune(t); t.N == 0 {
+		return out.done(), nil
+	}
 	if size := nextBatch(0, out.want()); t.N > size {
 		for lo := 0; lo < t.N; {
 			hi := min(lo+size, t.N)
@@ -145,8 +339,8 @@ func (r *task) stream(k int, t *Table, out *sink) (bool, error) {
 	if r.eng.store.Shards() > 1 && s.Mode == planner.ModeForkJoin {
 		// The children (and the local part, through explore) stop at the
 		// rows still wanted; the parent keeps what out needs.
-		saved := r.limit
-		r.limit = out.want()
+		saved, savedReduce := r.limit, r.reduce
+		r.limit, r.reduce = out.forkWant(), out.reduceSpec()
 		var res *Table
 		var err error
 		switch {
@@ -156,13 +350,13 @@ func (r *task) stream(k int, t *Table, out *sink) (bool, error) {
 			if owner := r.eng.store.Owner(s.From.ID); owner != r.node {
 				res, err = r.forkTo(k, t, owner, st, t0)
 			} else {
-				r.limit = saved
+				r.limit, r.reduce = saved, savedReduce
 				return r.streamStep(k, s, t, out, st, t0)
 			}
 		default:
 			res, err = r.forkSplit(k, t, st, t0)
 		}
-		r.limit = saved
+		r.limit, r.reduce = saved, savedReduce
 		if err != nil {
 			return false, err
 		}
@@ -204,6 +398,9 @@ func (r *task) streamIndex(k int, s *planner.Step, t *Table, out *sink, st *Step
 	}
 	var chunk []ID
 	for size := nextBatch(0, out.want()); ; size = nextBatch(size, out.want()) {
+		if t = out.prune(t); t.N == 0 {
+			return out.done(), nil
+		}
 		// t.N rows × the chunk: about size rows per round.
 		chunk, err = cur.next(chunk[:0], max(size/max(t.N, 1), 1))
 		if err != nil {

@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"sync"
 
@@ -19,6 +20,34 @@ import (
 type regex struct {
 	re           *regexp.Regexp
 	matchesEmpty bool
+	// local: no assertion of the pattern looks before a match (^, \A,
+	// \b, \B), so matching the rest of a text from a position is
+	// matching the whole text from there (REPLACE matches one at a time).
+	local bool
+}
+
+// localPattern reports whether the regular expression src has no
+// assertion that depends on the text before the match.
+func localPattern(src string) bool {
+	re, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return false
+	}
+	local := true
+	var walk func(r *syntax.Regexp)
+	walk = func(r *syntax.Regexp) {
+		switch r.Op {
+		case syntax.OpBeginLine, syntax.OpBeginText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+			local = false
+		}
+		for _, sub := range r.Sub {
+			if local {
+				walk(sub)
+			}
+		}
+	}
+	walk(re)
+	return local
 }
 
 func translateRegex(pattern, flags string) (string, error) {
@@ -136,7 +165,7 @@ func compileRegex(pattern, flags string) (*regex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: regex %q: %v", ErrEval, pattern, err)
 	}
-	return &regex{re: re, matchesEmpty: re.MatchString("")}, nil
+	return &regex{re: re, matchesEmpty: re.MatchString(""), local: localPattern(src)}, nil
 }
 
 // constString returns the string of e if it is a constant simple literal.
@@ -228,7 +257,7 @@ func (c *compiler) compileRegexCall(e *sparql.CallExpr) (node, error) {
 		if err := c.env.stopped(); err != nil && len(text.str()) > 1<<16 {
 			return Value{}, err
 		}
-		out, err := xpathReplace(c.env, re.re, text.str(), repl.str())
+		out, err := xpathReplace(c.env, re, text.str(), repl.str())
 		if err != nil {
 			return Value{}, err
 		}
@@ -240,7 +269,15 @@ func (c *compiler) compileRegexCall(e *sparql.CallExpr) (node, error) {
 // n-th group ("" if it did not take part; the longest run of digits that
 // names an existing group, as fn:replace says), "\$" a dollar and "\\" a
 // backslash; any other "\" or "$" is an error.
-func xpathReplace(env *Env, re *regexp.Regexp, s, repl string) (string, error) {
+//
+// The pattern matches no empty string (REPLACE refuses those), so the
+// matches follow each other without overlap: a local pattern is matched
+// one match at a time from the end of the last, so that what REPLACE holds
+// besides its output is one match's indexes, and the output's size is
+// checked before each piece is written; a pattern with an assertion on
+// what comes before a match lists its matches first.
+func xpathReplace(env *Env, rx *regex, s, repl string) (string, error) {
+	re := rx.re
 	// Validate once, before the first match.
 	for i := 0; i < len(repl); i++ {
 		switch repl[i] {
@@ -258,7 +295,31 @@ func xpathReplace(env *Env, re *regexp.Regexp, s, repl string) (string, error) {
 	groups := re.NumSubexp()
 	var b strings.Builder
 	last := 0
-	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+	var all [][]int
+	if !rx.local {
+		all = re.FindAllStringSubmatchIndex(s, -1)
+	}
+	for k := 0; ; k++ {
+		if k%4096 == 4095 {
+			if err := env.stopped(); err != nil {
+				return "", err
+			}
+		}
+		var m []int
+		if rx.local {
+			if m = re.FindStringSubmatchIndex(s[last:]); m == nil {
+				break
+			}
+			for j := range m {
+				if m[j] >= 0 {
+					m[j] += last
+				}
+			}
+		} else if k < len(all) {
+			m = all[k]
+		} else {
+			break
+		}
 		if err := env.checkSize("REPLACE", b.Len()+m[0]-last+len(repl)); err != nil {
 			return "", err
 		}
