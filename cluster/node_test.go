@@ -46,7 +46,7 @@ func simCluster(t testing.TB, sim *rdmakv.SimNet, dir string, n int, mode planne
 }
 
 // simClusterWith opens n nodes over a simulated network, each with base's
-// engine settings and limits.
+// engine settings and limits (and its heartbeats, when set).
 func simClusterWith(t testing.TB, sim *rdmakv.SimNet, dir string, n int, base Config) []*Node {
 	t.Helper()
 	peers := make([]string, n)
@@ -65,6 +65,9 @@ func simClusterWith(t testing.TB, sim *rdmakv.SimNet, dir string, n int, base Co
 			DialTimeout: 200 * time.Millisecond, ConnectWait: 200 * time.Millisecond,
 			HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: 300 * time.Millisecond,
 			BackoffMin: 5 * time.Millisecond, BackoffMax: 50 * time.Millisecond}
+		if base.Fabric.HeartbeatTimeout > 0 { // a test of heavy queries on a loaded machine
+			cfg.Fabric.HeartbeatInterval, cfg.Fabric.HeartbeatTimeout = base.Fabric.HeartbeatInterval, base.Fabric.HeartbeatTimeout
+		}
 		nodes[i], err = Open(cfg)
 		if err != nil {
 			t.Fatal(err)
