@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/rdmakv"
 	"github.com/wukongd/wukongd/service"
 	"github.com/wukongd/wukongd/web"
@@ -26,11 +27,11 @@ var (
 	_ web.Prefixer      = (*backend)(nil)
 )
 
-var errClusterWrites = fmt.Errorf("%w: writes in a cluster (each node holds only its shards; load a new snapshot instead)", web.ErrUnsupported)
-
 // Query implements web.Backend.
 func (b *backend) Query(ctx context.Context, req *web.QueryRequest) (*web.Result, error) {
-	qctx, qt := b.n.track(ctx)
+	// The query reads the version applied here now: every write this
+	// node acknowledged, and never older than an earlier query here.
+	qctx, qt := b.n.track(withVersion(ctx, b.n.vs.current()))
 	defer b.n.untrack(qt)
 	var pm *rdmakv.PeerMeter
 	if req.Explain == web.ExplainAnalyze {
@@ -89,26 +90,47 @@ func peerNotes(n *Node, per []rdmakv.Counters) []string {
 	return notes
 }
 
-// Update implements web.Backend: refused in a cluster.
-func (b *backend) Update(context.Context, *web.UpdateRequest) error { return errClusterWrites }
+// Update implements web.Backend: the request's changes go through the
+// replicated log (replicate.go); it returns once they are applied here.
+func (b *backend) Update(ctx context.Context, req *web.UpdateRequest) error {
+	return b.n.write(ctx, func(vctx context.Context) ([]graphstore.GraphChange, bool, error) {
+		qctx, qt := b.n.track(vctx) // a WHERE is a query coordinated here
+		defer b.n.untrack(qt)
+		changes, reads, err := b.svc.UpdateChanges(qctx, req)
+		return changes, reads, unavailable(err)
+	})
+}
 
 // GetGraph implements web.Backend: refused, a node holds only its shards.
 func (b *backend) GetGraph(context.Context, web.GraphName) (web.TripleIterator, error) {
 	return nil, fmt.Errorf("%w: reading the whole graph from a cluster node (use a CONSTRUCT query)", web.ErrUnsupported)
 }
 
-// PutGraph implements web.Backend: refused in a cluster.
+// PutGraph implements web.Backend: refused in a cluster (replacing a
+// graph needs every shard).
 func (b *backend) PutGraph(context.Context, web.GraphName, web.GraphBody) (bool, error) {
-	return false, errClusterWrites
+	return false, fmt.Errorf("%w: Graph Store PUT in a cluster (replacing a graph needs every shard; DELETE DATA and POST work)", web.ErrUnsupported)
 }
 
-// PostGraph implements web.Backend: refused in a cluster.
-func (b *backend) PostGraph(context.Context, web.GraphName, web.GraphBody) (bool, error) {
-	return false, errClusterWrites
+// PostGraph implements web.Backend: the body is merged into the default
+// graph through the replicated log.
+func (b *backend) PostGraph(ctx context.Context, gn web.GraphName, body web.GraphBody) (bool, error) {
+	if !gn.Default {
+		return false, fmt.Errorf("%w: named graphs in a cluster (graph %s)", web.ErrUnsupported, gn)
+	}
+	changes, err := b.svc.PostGraphChanges(ctx, gn, body)
+	if err != nil {
+		return false, err
+	}
+	return false, b.n.write(ctx, func(context.Context) ([]graphstore.GraphChange, bool, error) {
+		return changes, false, nil
+	})
 }
 
 // DeleteGraph implements web.Backend: refused in a cluster.
-func (b *backend) DeleteGraph(context.Context, web.GraphName) error { return errClusterWrites }
+func (b *backend) DeleteGraph(context.Context, web.GraphName) error {
+	return fmt.Errorf("%w: Graph Store DELETE in a cluster (clearing a graph needs every shard)", web.ErrUnsupported)
+}
 
 // FabricStats implements web.FabricStatser: this node's tcp fabric totals.
 func (b *backend) FabricStats() web.FabricStats { return b.svc.FabricStats() }
@@ -121,6 +143,12 @@ func (b *backend) Prefixes() map[string]string { return b.svc.Prefixes() }
 func (b *backend) Ready(ctx context.Context) error {
 	if err := b.svc.Ready(ctx); err != nil {
 		return err
+	}
+	if err := b.n.writable(); err != nil {
+		return err
+	}
+	if st := b.n.raft.Status(); st.Leader == 0 {
+		return fmt.Errorf("%w: the replicated log has no leader known to node %d (term %d): an election is running or the node is cut off from a majority", web.ErrNotReady, b.n.cfg.Node, st.Term)
 	}
 	for _, p := range b.n.fabric.Peers() {
 		if !p.Connected {

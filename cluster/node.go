@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wukongd/wukongd/cluster/raftlog"
 	"github.com/wukongd/wukongd/exec"
 	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/planner"
@@ -47,6 +49,16 @@ type Config struct {
 	Fabric rdmakv.TCPOptions
 	// SkipChecksums skips the CRC-32C check of the snapshot's files.
 	SkipChecksums bool
+	// RaftDir is the directory of this node's replicated log (default
+	// DATA/raft/node-I): the cluster's write-ahead log.
+	RaftDir string
+	// RaftTick is the Raft tick (default 100 ms: elections after 1 s
+	// without a heartbeat).
+	RaftTick time.Duration
+	// WriteTimeout bounds how long a write waits to be committed and
+	// applied here (default 10 s); past it the answer is 503 with the
+	// outcome unknown.
+	WriteTimeout time.Duration
 }
 
 // Node is one process of a cluster: the tcp fabric, the local shards,
@@ -60,6 +72,19 @@ type Node struct {
 	shards  *ShardStore
 	svc     *service.Service
 	backend *backend
+
+	// The replicated log (replicate.go): raft, the versions each node
+	// applied, the newest applied dataset (tip; ds0 is the snapshot's,
+	// owned by the service) and the queues of Raft messages per peer.
+	raft    *raftlog.Node
+	raftp   atomic.Pointer[raftlog.Node] // raft, for the goroutines started before it
+	vs      *versions
+	tipMu   sync.Mutex
+	tip     *graphstore.Dataset
+	ds0     *graphstore.Dataset
+	raftOut []chan []byte
+	raftWG  sync.WaitGroup
+	stopOut chan struct{}
 }
 
 // ClusterID returns the id the nodes of a cluster over the snapshot in dir
@@ -97,7 +122,8 @@ func Open(cfg Config) (n *Node, err error) {
 	if fo.Seed == 0 {
 		fo.Seed = int64(cfg.Node) + 1
 	}
-	n = &Node{cfg: cfg, tracks: map[*queryTrack]struct{}{}}
+	nd := &Node{cfg: cfg, tracks: map[*queryTrack]struct{}{}}
+	n = nd
 	userLost := fo.OnPeerLost
 	fo.OnPeerLost = func(node rdmakv.NodeID, err error) {
 		n.peerLost(node, err)
@@ -107,7 +133,7 @@ func Open(cfg Config) (n *Node, err error) {
 	}
 	defer func() {
 		if err != nil {
-			n.Close()
+			nd.Close()
 		}
 	}()
 	var local []int
@@ -124,14 +150,27 @@ func Open(cfg Config) (n *Node, err error) {
 	if n.store, err = graphstore.OpenSnapshot(cfg.Data, graphstore.OpenOptions{Shards: local, Fabric: n.fabric, SkipChecksums: cfg.SkipChecksums}); err != nil {
 		return nil, err
 	}
-	n.fabric.Resume()
-	if n.shards, err = NewShardStore(n.store, rdmakv.NodeID(cfg.Node)); err != nil {
+	n.ds0 = graphstore.NewDataset(n.store)
+	n.tip = n.ds0
+	if n.vs, err = newVersions(n.fabric, rdmakv.NodeID(cfg.Node), rdmakv.RegionID(2*m.Shards), n.ds0.Version(), n.ds0.Stamp()); err != nil {
+		n.ds0.Close()
+		n.store = nil
 		return nil, err
 	}
-	n.svc, err = service.New(n.store, service.Options{Workers: cfg.Workers, Mode: cfg.Mode,
+	n.fabric.Resume()
+	if n.shards, err = NewShardStore(n.store, rdmakv.NodeID(cfg.Node), n.vs); err != nil {
+		n.ds0.Close()
+		n.store = nil
+		return nil, err
+	}
+	n.svc, err = service.NewDataset(n.ds0, service.Options{Workers: cfg.Workers, Mode: cfg.Mode,
 		ForkThreshold: cfg.ForkThreshold, Shards: m.Shards, NewEngine: n.newEngine,
 		MaxQueryMemory: cfg.MaxQueryMemory, MaxMemory: cfg.MaxMemory, MaxValueBytes: cfg.MaxValueBytes})
 	if err != nil {
+		n.store = nil // closed by NewDataset
+		return nil, err
+	}
+	if err := n.openRaft(); err != nil {
 		return nil, err
 	}
 	n.backend = &backend{n: n, svc: n.svc}
@@ -196,9 +235,13 @@ func (n *Node) WaitConnected(ctx context.Context) error { return n.fabric.WaitCo
 // shards), then the service with the engine and the store, then the
 // router.
 func (n *Node) Close() error {
+	if n.raft != nil {
+		n.raft.Close() // no more applies
+	}
 	if n.fabric != nil {
 		n.fabric.Close()
 	}
+	n.closeRaft()
 	if n.svc != nil {
 		n.svc.Close()
 	} else if n.store != nil {

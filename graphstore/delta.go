@@ -68,6 +68,11 @@ func mergeToggles(dst []ID, start int, tg []uint64) []ID {
 	return append(dst[:start], out...)
 }
 
+// MergeToggles is mergeToggles for a reader of delta records outside the
+// package (a cluster node reading another node's delta at a stamp through
+// rdmakv.LookupDeltaBatch).
+func MergeToggles(dst []ID, start int, tg []uint64) []ID { return mergeToggles(dst, start, tg) }
+
 // oddOnes sorts tg and keeps the values that occur an odd number of times
 // (in place).
 func oddOnes(tg []uint64) []uint64 {

@@ -27,19 +27,9 @@ func (s *Service) Update(ctx context.Context, req *web.UpdateRequest) error {
 	if err != nil {
 		return err // *sparql.SyntaxError
 	}
-	var using *sparql.Dataset
-	if len(req.UsingGraphs) > 0 || len(req.UsingNamedGraphs) > 0 {
-		using = &sparql.Dataset{Default: req.UsingGraphs, Named: req.UsingNamedGraphs}
-	}
-	// Check what can be checked before changing anything.
-	for _, op := range u.Operations {
-		switch op := op.(type) {
-		case *sparql.Modify:
-			if using != nil && (op.Using != nil || op.With != "") {
-				return fmt.Errorf("%w: the update has USING or WITH (line %d) and the request using-graph-uri or using-named-graph-uri: give the dataset in one place",
-					web.ErrBadRequest, op.Line)
-			}
-		}
+	using := usingOf(req)
+	if err := s.checkUpdate(u, req); err != nil {
+		return err
 	}
 	if len(u.Operations) == 0 {
 		return nil
@@ -60,6 +50,30 @@ func (s *Service) Update(ctx context.Context, req *web.UpdateRequest) error {
 	})
 }
 
+// usingOf returns the request's protocol dataset (using-graph-uri,
+// using-named-graph-uri), nil if it has none.
+func usingOf(req *web.UpdateRequest) *sparql.Dataset {
+	if len(req.UsingGraphs) > 0 || len(req.UsingNamedGraphs) > 0 {
+		return &sparql.Dataset{Default: req.UsingGraphs, Named: req.UsingNamedGraphs}
+	}
+	return nil
+}
+
+// checkUpdate checks what can be checked before changing anything.
+func (s *Service) checkUpdate(u *sparql.Update, req *web.UpdateRequest) error {
+	using := usingOf(req)
+	for _, op := range u.Operations {
+		switch op := op.(type) {
+		case *sparql.Modify:
+			if using != nil && (op.Using != nil || op.With != "") {
+				return fmt.Errorf("%w: the update has USING or WITH (line %d) and the request using-graph-uri or using-named-graph-uri: give the dataset in one place",
+					web.ErrBadRequest, op.Line)
+			}
+		}
+	}
+	return nil
+}
+
 // updateRun applies the operations of one request. Changes that need no
 // reading collect in pending and are applied together
 // (graphstore.Dataset.Apply); an operation that reads a graph the pending
@@ -77,6 +91,9 @@ type updateRun struct {
 	touched map[rdf.Term]bool        // graphs the pending changes touch
 	exists  map[rdf.Term]bool        // named graphs the pending changes create (true) or drop (false)
 	loads   map[*sparql.Load]loaded  // the LOAD sources, fetched before the run
+	// dry: collect the changes without applying them (a cluster proposes
+	// them to its log: replicated.go); reads: a WHERE read the store.
+	dry, reads bool
 }
 
 // run applies ops and returns the resulting dataset (nil: unchanged).
@@ -88,6 +105,11 @@ func (r *updateRun) run(ops []sparql.UpdateOp) (*graphstore.Dataset, error) {
 		if err := r.op(op); err != nil {
 			return nil, err
 		}
+	}
+	if r.dry {
+		r.applied = append(r.applied, r.pending...)
+		r.pending = nil
+		return nil, nil
 	}
 	if err := r.flush(); err != nil {
 		return nil, err
@@ -114,6 +136,9 @@ func (r *updateRun) discard() {
 func (r *updateRun) flush() error {
 	if len(r.pending) == 0 {
 		return nil
+	}
+	if r.dry {
+		return fmt.Errorf("%w: in a cluster, an operation that reads the store (DELETE/INSERT … WHERE, ADD, COPY, MOVE) after one that changed it in the same request (send them as two requests)", web.ErrUnsupported)
 	}
 	var ds *graphstore.Dataset
 	var err error
@@ -333,6 +358,9 @@ func (r *updateRun) transfer(op sparql.UpdateOp, from, to sparql.GraphRef, silen
 		}
 		return missing(op, src)
 	}
+	if r.dry {
+		return fmt.Errorf("%w: %s (line %d) in a cluster (each node holds only its shards of the graph)", web.ErrUnsupported, opName(op), op.Position().Line)
+	}
 	if r.touched[src] {
 		if err := r.flush(); err != nil {
 			return err
@@ -390,6 +418,7 @@ func (r *updateRun) modify(m *sparql.Modify) error {
 			}
 		}
 	}
+	r.reads = true
 	eng := r.baseEng
 	if r.cur != r.base {
 		var err error

@@ -62,8 +62,9 @@ type Node struct {
 	node    raft.Node
 	nextLSN uint64
 
-	idPrefix uint64
-	idSeq    atomic.Uint64
+	idPrefix      uint64
+	initialCommit uint64
+	idSeq         atomic.Uint64
 
 	mu      sync.Mutex
 	waiters map[[16]byte]*waiter
@@ -127,6 +128,9 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("cannot replay the raft log %s: %w", cfg.Dir, err)
 	}
 	n.nextLSN = l.NextLSN()
+	if hs, _, err := n.storage.InitialState(); err == nil {
+		n.initialCommit = hs.GetCommit()
+	}
 	rc := &raft.Config{ID: cfg.ID, ElectionTick: 10, HeartbeatTick: 1, Storage: n.storage,
 		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 1 << 30,
 		CheckQuorum: true, PreVote: true, Logger: &logger{logf: cfg.Logf}}
@@ -530,6 +534,10 @@ func (n *Node) ReportUnreachable(id uint64) { n.node.ReportUnreachable(id) }
 
 // Applied returns the index of the last entry applied on this node.
 func (n *Node) Applied() uint64 { return n.applied.Load() }
+
+// InitialCommit returns the commit index the log held when the node
+// opened: once Applied reaches it, the node has replayed its own log.
+func (n *Node) InitialCommit() uint64 { return n.initialCommit }
 
 // Leader returns the id of the leader this node knows (0: none).
 func (n *Node) Leader() uint64 { return n.leader.Load() }

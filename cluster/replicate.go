@@ -1,0 +1,268 @@
+package cluster
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/wukongd/wukongd/cluster/raftlog"
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/rdmakv"
+	"github.com/wukongd/wukongd/wal"
+	"github.com/wukongd/wukongd/web"
+)
+
+// Writes in a cluster (DESIGN.md §14): any node turns a request into its
+// changes (service.UpdateChanges), proposes them as one entry of the
+// replicated log (package raftlog, a Raft group of every node), and
+// answers once the entry is committed and applied here. Every node
+// applies every entry in log order with graphstore.Dataset.ApplyHosted:
+// the dictionary everywhere, the lists on the shards it holds.
+
+// An entry: format byte, flags byte, the version its changes were
+// computed on (u64), then the changes (wal.AppendChanges). With
+// entryReads, the changes came from a WHERE that read that version: they
+// apply only if it is still the newest one (otherwise the entry is a
+// conflict on every node and the proposer evaluates the request again).
+const (
+	entryFormat = 1
+	entryReads  = 1 << 0
+	entryHeader = 10
+)
+
+func encodeEntry(reads bool, base uint64, changes []graphstore.GraphChange) ([]byte, error) {
+	b := make([]byte, entryHeader, 64)
+	b[0] = entryFormat
+	if reads {
+		b[1] = entryReads
+	}
+	binary.LittleEndian.PutUint64(b[2:], base)
+	return wal.AppendChanges(b, changes)
+}
+
+// outcome is what applying an entry gave, on every node alike.
+type outcome struct {
+	version  uint64 // the version it made
+	conflict bool   // its base was not the newest version: not applied
+	err      error  // refused (ErrAllShardsNeeded): not applied
+}
+
+// errRefused marks a change the cluster cannot apply.
+var errRefused = errors.New("refused by the cluster")
+
+// openRaft starts the replicated log: its Ready loop replays the log
+// (every committed entry is applied again onto the snapshot) and then
+// follows the group.
+func (n *Node) openRaft() error {
+	dir := n.cfg.RaftDir
+	if dir == "" {
+		dir = filepath.Join(n.cfg.Data, "raft", fmt.Sprintf("node-%d", n.cfg.Node))
+	}
+	tick := n.cfg.RaftTick
+	if tick <= 0 {
+		tick = 100 * time.Millisecond
+	}
+	peers := len(n.cfg.Peers)
+	n.raftOut = make([]chan []byte, peers)
+	n.stopOut = make(chan struct{})
+	for i := range n.raftOut {
+		if i == n.cfg.Node {
+			continue
+		}
+		n.raftOut[i] = make(chan []byte, 4096)
+		n.raftWG.Add(1)
+		go n.sendLoop(i)
+	}
+	logf := n.cfg.Fabric.Logf
+	r, err := raftlog.Open(raftlog.Config{Dir: dir, ID: uint64(n.cfg.Node) + 1, Peers: peers,
+		Send: n.sendRaft, Apply: n.applyEntry, Tick: tick, Logf: logf})
+	if err != nil {
+		return err
+	}
+	n.raft = r
+	n.raftp.Store(r)
+	step := func(from rdmakv.NodeID, msg []byte) {
+		if err := r.Step(context.Background(), msg); err != nil && logf != nil {
+			logf("raft message from node %d refused: %v", from, err)
+		}
+	}
+	n.shards.raft.Store(&step)
+	return nil
+}
+
+// closeRaft stops the senders and closes the datasets the log made.
+func (n *Node) closeRaft() {
+	if n.stopOut != nil {
+		close(n.stopOut)
+		n.raftWG.Wait()
+		n.stopOut = nil
+	}
+	n.tipMu.Lock()
+	if n.tip != nil && n.tip != n.ds0 {
+		n.tip.Close()
+	}
+	n.tip = nil
+	n.tipMu.Unlock()
+}
+
+// sendRaft queues a Raft message for a peer (never blocks: a full queue
+// drops it, and Raft sends again).
+func (n *Node) sendRaft(to uint64, msg []byte) {
+	i := int(to) - 1
+	if i < 0 || i >= len(n.raftOut) || n.raftOut[i] == nil {
+		return
+	}
+	select {
+	case n.raftOut[i] <- msg:
+	default:
+		if r := n.raftp.Load(); r != nil {
+			r.ReportUnreachable(to)
+		}
+	}
+}
+
+// sendLoop sends the Raft messages for peer i over the fabric, in order.
+func (n *Node) sendLoop(i int) {
+	defer n.raftWG.Done()
+	for {
+		select {
+		case msg := <-n.raftOut[i]:
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err := n.shards.SendRaft(ctx, rdmakv.NodeID(i), msg)
+			cancel()
+			if r := n.raftp.Load(); err != nil && r != nil {
+				r.ReportUnreachable(uint64(i) + 1)
+			}
+		case <-n.stopOut:
+			return
+		}
+	}
+}
+
+// applyEntry applies one committed entry (raftlog's Apply): every node
+// gets the same outcome from the same entry on the same version.
+func (n *Node) applyEntry(index uint64, data []byte) (any, error) {
+	if len(data) < entryHeader || data[0] != entryFormat {
+		return outcome{err: fmt.Errorf("%w: log entry %d is not a change (format %d)", errRefused, index, data[0])}, nil
+	}
+	reads, base := data[1]&entryReads != 0, binary.LittleEndian.Uint64(data[2:])
+	changes, err := wal.DecodeChanges(data[entryHeader:])
+	if err != nil {
+		return outcome{err: fmt.Errorf("%w: log entry %d: %v", errRefused, index, err)}, nil
+	}
+	n.tipMu.Lock()
+	defer n.tipMu.Unlock()
+	tip := n.tip
+	if tip == nil {
+		return nil, errors.New("the node is closing")
+	}
+	if reads && tip.Version() != base {
+		return outcome{conflict: true}, nil
+	}
+	nd, err := tip.ApplyHosted(context.Background(), changes...)
+	if err != nil {
+		if errors.Is(err, graphstore.ErrAllShardsNeeded) {
+			return outcome{err: fmt.Errorf("%w: %v", errRefused, err)}, nil
+		}
+		return nil, err // the node cannot follow the log any more
+	}
+	n.tip = nd
+	if tip != n.ds0 {
+		tip.Close()
+	}
+	n.shards.setDict(nd.Dict())
+	n.vs.set(nd.Version())
+	return outcome{version: nd.Version()}, nil
+}
+
+// checkChanges refuses, before proposing, what ApplyHosted refuses.
+func checkChanges(changes []graphstore.GraphChange) error {
+	for _, c := range changes {
+		switch {
+		case !c.Graph.IsZero():
+			return fmt.Errorf("%w: named graphs in a cluster (graph %v)", web.ErrUnsupported, c.Graph)
+		case c.Clear || c.Drop:
+			return fmt.Errorf("%w: CLEAR, DROP and Graph Store PUT/DELETE of the default graph in a cluster (each node holds only its shards)", web.ErrUnsupported)
+		}
+	}
+	return nil
+}
+
+// write evaluates a request into its changes at the newest version
+// applied here, proposes them and waits until they are applied here. A
+// conflict (a WHERE read a version that is no longer the newest)
+// evaluates the request again.
+func (n *Node) write(ctx context.Context, eval func(ctx context.Context) ([]graphstore.GraphChange, bool, error)) error {
+	if err := n.writable(); err != nil {
+		return err
+	}
+	timeout := n.cfg.WriteTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	for attempt := 0; ; attempt++ {
+		v := n.vs.current()
+		changes, reads, err := eval(withVersion(ctx, v))
+		if err != nil || len(changes) == 0 {
+			return err
+		}
+		if err := checkChanges(changes); err != nil {
+			return err
+		}
+		entry, err := encodeEntry(reads, v, changes)
+		if err != nil {
+			return fmt.Errorf("%w: %v", web.ErrBadRequest, err)
+		}
+		pctx, cancel := context.WithTimeout(ctx, timeout)
+		_, res, err := n.raft.Propose(pctx, entry)
+		cancel()
+		if err != nil {
+			return n.proposeError(ctx, err, timeout)
+		}
+		out := res.(outcome)
+		switch {
+		case out.err != nil:
+			return fmt.Errorf("%w: %v", web.ErrUnsupported, out.err)
+		case out.conflict && attempt < 50:
+			continue
+		case out.conflict:
+			return fmt.Errorf("%w: the change's WHERE kept meeting newer versions (%d attempts); try again", web.ErrNotReady, attempt+1)
+		}
+		return nil
+	}
+}
+
+// writable says why this node takes no writes now (nil: it does).
+func (n *Node) writable() error {
+	if err := n.raft.Err(); err != nil {
+		return fmt.Errorf("%w: the replicated log of node %d stopped: %v", web.ErrNotReady, n.cfg.Node, err)
+	}
+	if n.raft.Applied() < n.raft.InitialCommit() {
+		return fmt.Errorf("%w: node %d is replaying the replicated log (entry %d of %d)", web.ErrNotReady, n.cfg.Node, n.raft.Applied(), n.raft.InitialCommit())
+	}
+	return nil
+}
+
+// proposeError turns a failed proposal into the answer (503: try again).
+func (n *Node) proposeError(ctx context.Context, err error, timeout time.Duration) error {
+	switch {
+	case errors.Is(err, raftlog.ErrNoLeader):
+		return fmt.Errorf("%w: no leader of the replicated log is known to node %d: it is cut off from a majority of the %d nodes, or an election is running; the change was not made", web.ErrNotReady, n.cfg.Node, len(n.cfg.Peers))
+	case errors.Is(err, raftlog.ErrLost):
+		return fmt.Errorf("%w: %v; the change was not made", web.ErrNotReady, err)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: the change was not committed within %s (node %d may be cut off from a majority); its outcome is unknown", web.ErrNotReady, timeout, n.cfg.Node)
+	}
+	return fmt.Errorf("%w: %v", web.ErrNotReady, err)
+}
+
+// Version returns the newest version applied on this node.
+func (n *Node) Version() uint64 { return n.vs.current() }
+
+// RaftStatus returns this node's view of the replicated log.
+func (n *Node) RaftStatus() raftlog.Status { return n.raft.Status() }

@@ -1,0 +1,132 @@
+package cluster
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/wukongd/wukongd/rdmakv"
+)
+
+// Versions across the cluster (DESIGN.md §14). Every node applies the
+// replicated log's entries in order, so version v (the v-th change since
+// the snapshot) is the same data on every node. A query reads the version
+// its coordinator has applied when it starts; the version travels in its
+// context, in its fork-join messages (the envelope), and every lookup
+// reads the delta at that version's stamp — on a shard of another node
+// only once that node has applied it (it publishes its applied version in
+// a registered region of 8 bytes, read one-sidedly).
+
+// versionKey is the context key of the version a query reads.
+type versionKey struct{}
+
+// withVersion returns ctx reading version v.
+func withVersion(ctx context.Context, v uint64) context.Context {
+	return context.WithValue(ctx, versionKey{}, v)
+}
+
+// versionOf returns the version ctx reads (ok false: none set).
+func versionOf(ctx context.Context) (uint64, bool) {
+	v, ok := ctx.Value(versionKey{}).(uint64)
+	return v, ok
+}
+
+// versions is what a node knows of the versions: its own applied one and
+// the highest it saw each peer publish.
+type versions struct {
+	f     rdmakv.Fabric
+	self  rdmakv.NodeID
+	reg   rdmakv.RegionID // the applied-version region on every node
+	word  []uint64        // this node's published applied version (word[0])
+	base  uint64          // the snapshot's version
+	stamp uint64          // the snapshot's delta stamp (version v reads stamp v-base+stamp)
+
+	mu      sync.Mutex
+	applied atomic.Uint64
+	changed chan struct{} // closed and replaced at each apply
+	peers   []atomic.Uint64
+}
+
+func newVersions(f rdmakv.Fabric, self rdmakv.NodeID, reg rdmakv.RegionID, base, stamp uint64) (*versions, error) {
+	vs := &versions{f: f, self: self, reg: reg, word: make([]uint64, 1), base: base, stamp: stamp,
+		changed: make(chan struct{}), peers: make([]atomic.Uint64, f.Nodes())}
+	vs.applied.Store(base)
+	vs.word[0] = base
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&vs.word[0])), 8) // one aligned word: a reader sees it whole
+	if err := f.Register(self, reg, rdmakv.NewRegion(buf)); err != nil {
+		return nil, fmt.Errorf("cannot register the applied-version region: %w", err)
+	}
+	return vs, nil
+}
+
+// current returns the newest version applied on this node.
+func (vs *versions) current() uint64 { return vs.applied.Load() }
+
+// stampOf returns the delta stamp of version v.
+func (vs *versions) stampOf(v uint64) uint64 { return v - vs.base + vs.stamp }
+
+// set publishes v as applied here.
+func (vs *versions) set(v uint64) {
+	vs.mu.Lock()
+	vs.applied.Store(v)
+	atomic.StoreUint64(&vs.word[0], v)
+	close(vs.changed)
+	vs.changed = make(chan struct{})
+	vs.mu.Unlock()
+}
+
+// waitLocal waits until this node has applied version v.
+func (vs *versions) waitLocal(ctx context.Context, v uint64) error {
+	for {
+		vs.mu.Lock()
+		c := vs.changed
+		vs.mu.Unlock()
+		if cur := vs.applied.Load(); cur >= v {
+			return nil
+		}
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return fmt.Errorf("node %d has applied version %d, not yet version %d the query reads: %w", vs.self, vs.applied.Load(), v, context.Cause(ctx))
+		}
+	}
+}
+
+// waitNode waits until node has applied version v (this node: waitLocal;
+// a peer: its published version, read through the fabric until it is
+// there).
+func (vs *versions) waitNode(ctx context.Context, node rdmakv.NodeID, v uint64) error {
+	if node == vs.self {
+		return vs.waitLocal(ctx, v)
+	}
+	if vs.peers[node].Load() >= v {
+		return nil
+	}
+	var b [8]byte
+	pause := 200 * time.Microsecond
+	for {
+		if err := vs.f.Read(ctx, vs.self, rdmakv.ReadRequest{Node: node, Region: vs.reg, Dst: b[:]}); err != nil {
+			return fmt.Errorf("cannot read the version node %d applied: %w", node, err)
+		}
+		got := binary.LittleEndian.Uint64(b[:])
+		for {
+			seen := vs.peers[node].Load()
+			if got <= seen || vs.peers[node].CompareAndSwap(seen, got) {
+				break
+			}
+		}
+		if got >= v {
+			return nil
+		}
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return fmt.Errorf("node %d has applied version %d, not yet version %d the query reads: %w", node, got, v, context.Cause(ctx))
+		}
+		pause = min(2*pause, 10*time.Millisecond)
+	}
+}

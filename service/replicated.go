@@ -1,0 +1,54 @@
+package service
+
+import (
+	"context"
+
+	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/web"
+)
+
+// The write path of a cluster (package cluster): a node turns a request
+// into the changes it makes without applying them, proposes them to the
+// cluster's replicated log, and every node applies them in log order.
+
+// UpdateChanges evaluates a SPARQL Update request into the changes it
+// makes, in order, without applying them. reads says whether a WHERE read
+// the store (at the version ctx gives the engine): the changes are then
+// right only on that version. An operation that reads the store after one
+// that changed it in the same request, ADD, COPY and MOVE are refused
+// (web.ErrUnsupported).
+func (s *Service) UpdateChanges(ctx context.Context, req *web.UpdateRequest) (changes []graphstore.GraphChange, reads bool, err error) {
+	u, err := s.cache.ParseUpdateBase(ctx, req.Update, req.Base)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := s.checkUpdate(u, req); err != nil || len(u.Operations) == 0 {
+		return nil, false, err
+	}
+	loads, err := s.fetchLoads(ctx, u.Operations, req.AllowedLoads)
+	if err != nil {
+		return nil, false, err
+	}
+	g, err := s.acquire()
+	if err != nil {
+		return nil, false, err
+	}
+	defer g.release()
+	r := &updateRun{svc: s, ctx: ctx, base: g.ds, baseEng: g.eng, cur: g.ds, using: usingOf(req),
+		touched: map[rdf.Term]bool{}, exists: map[rdf.Term]bool{}, loads: loads, dry: true}
+	if _, err := r.run(u.Operations); err != nil {
+		return nil, false, err
+	}
+	return r.applied, r.reads, nil
+}
+
+// PostGraphChanges parses a Graph Store Protocol POST body into the
+// change that merges it into graph gn (nil: an empty body).
+func (s *Service) PostGraphChanges(ctx context.Context, gn web.GraphName, body web.GraphBody) ([]graphstore.GraphChange, error) {
+	triples, err := s.parseBody(ctx, body)
+	if err != nil || len(triples) == 0 {
+		return nil, err
+	}
+	return []graphstore.GraphChange{{Graph: graphTerm(gn), Insert: triples}}, nil
+}
