@@ -69,7 +69,7 @@ func simClusterWith(t testing.TB, sim *rdmakv.SimNet, dir string, n int, base Co
 		cfg.RaftTick = 50 * time.Millisecond
 		cfg.Fabric = rdmakv.TCPOptions{Listener: ln, Dial: sim.Dialer(peers[i]),
 			DialTimeout: 200 * time.Millisecond, ConnectWait: 200 * time.Millisecond,
-			HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: 300 * time.Millisecond,
+			HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second,
 			BackoffMin: 5 * time.Millisecond, BackoffMax: 50 * time.Millisecond}
 		if base.Fabric.HeartbeatTimeout > 0 { // a test of heavy queries on a loaded machine
 			cfg.Fabric.HeartbeatInterval, cfg.Fabric.HeartbeatTimeout = base.Fabric.HeartbeatInterval, base.Fabric.HeartbeatTimeout

@@ -2,8 +2,10 @@ package service
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/loader"
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/web"
 )
@@ -45,10 +47,32 @@ func (s *Service) UpdateChanges(ctx context.Context, req *web.UpdateRequest) (ch
 
 // PostGraphChanges parses a Graph Store Protocol POST body into the
 // change that merges it into graph gn (nil: an empty body).
+// Its blank nodes get labels no other body or INSERT uses. A
+// multipart/form-data body is refused (web.ErrUnsupportedMediaType).
 func (s *Service) PostGraphChanges(ctx context.Context, gn web.GraphName, body web.GraphBody) ([]graphstore.GraphChange, error) {
-	triples, err := s.parseBody(ctx, body)
+	f, ok := loader.FormatForMediaType(body.MediaType)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q in a cluster (send N-Triples, N-Quads, Turtle, TriG or RDF/XML)", web.ErrUnsupportedMediaType, body.MediaType)
+	}
+	var triples []rdf.Triple
+	opts := loader.Options{Name: "request body", Base: body.Base, BlankPrefix: s.newBlankPrefix()}
+	err := loader.Parse(body.Body, f, opts, func(q rdf.Quad) error {
+		if !q.G.IsZero() {
+			return errGraphInBody(q.G)
+		}
+		if len(triples)%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		triples = append(triples, q.Triple())
+		return nil
+	})
 	if err != nil || len(triples) == 0 {
-		return nil, err
+		return nil, err // a *loader.SyntaxError is a 400
+	}
+	if len(triples) == 0 {
+		return nil, nil
 	}
 	return []graphstore.GraphChange{{Graph: graphTerm(gn), Insert: triples}}, nil
 }
