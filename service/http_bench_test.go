@@ -1,15 +1,29 @@
 package service
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/wukongd/wukongd/bench"
 	"github.com/wukongd/wukongd/client"
+	"github.com/wukongd/wukongd/web"
 )
 
 // BenchmarkHTTPQueries measures the whole request path of LUBM queries on
@@ -52,4 +66,189 @@ func BenchmarkHTTPQueries(b *testing.B) {
 		})
 		tr.CloseIdleConnections()
 	}
+}
+
+// BenchmarkServerPath measures the CPU a light query costs at each layer,
+// on LUBM-1 over 4 shards with Wukong's light mix (each iteration the next
+// template and constant, as bench-peers sends them): "backend" is
+// Service.Query and the decoding of every row (the engine and the
+// service), "handler" the web server's handler on top of it (gin, the
+// middleware, the Protocol decoding, negotiation, the worker hand-off,
+// metrics, the JSON writer), called with a form POST and a ResponseWriter
+// that discards the body; "http" the same over loopback HTTP with a client
+// of raw requests (the client's CPU included). cpu-µs/op is the process's
+// CPU time per query (robust to other load); the server's own CPU is
+// handler minus backend.
+func BenchmarkServerPath(b *testing.B) {
+	st := lubm1Store(b, 4)
+	s := newService(b, st, Options{Shards: 4})
+	texts := mixTexts(b, s, 256)
+	srv, err := web.New(web.Options{Backend: s, MaxRows: -1, Logger: zerolog.New(io.Discard).Level(zerolog.WarnLevel)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Warm the shape cache: every template seen twice.
+	for _, text := range texts {
+		for k := 0; k < 2; k++ {
+			if _, err := drainQuery(s, text); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("backend", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu0 := processCPU()
+		for i := 0; i < b.N; i++ {
+			if _, err := drainQuery(s, texts[i%len(texts)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+	})
+	bodies := make([]string, len(texts))
+	for i, t := range texts {
+		bodies[i] = url.Values{"query": {t}}.Encode()
+	}
+	b.Run("handler", func(b *testing.B) {
+		b.ReportAllocs()
+		w := &discardWriter{h: http.Header{}}
+		cpu0 := processCPU()
+		for i := 0; i < b.N; i++ {
+			req := httptest.NewRequest(http.MethodPost, "/sparql", strings.NewReader(bodies[i%len(bodies)]))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Accept", "application/sparql-results+json")
+			w.reset()
+			srv.ServeHTTP(w, req)
+			if w.status != http.StatusOK || w.n == 0 {
+				b.Fatalf("status %d, %d bytes", w.status, w.n)
+			}
+		}
+		b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+	})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	b.Run("http", func(b *testing.B) {
+		b.ReportAllocs()
+		conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close()
+		br := bufio.NewReader(conn)
+		reqs := make([][]byte, len(bodies))
+		for i, body := range bodies {
+			reqs[i] = []byte(fmt.Sprintf("POST /sparql HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nAccept: application/sparql-results+json\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
+		}
+		// The client runs on its own thread: its CPU (RUSAGE_THREAD) is
+		// taken out of the process's to give the server's.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		b.ResetTimer()
+		cpu0, client0 := processCPU(), threadCPU()
+		for i := 0; i < b.N; i++ {
+			if _, err := conn.Write(reqs[i%len(reqs)]); err != nil {
+				b.Fatal(err)
+			}
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n, _ := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || n == 0 {
+				b.Fatalf("status %d, %d bytes", resp.StatusCode, n)
+			}
+		}
+		all, client := processCPU()-cpu0, threadCPU()-client0
+		b.ReportMetric(float64(all.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(float64(client.Nanoseconds())/1e3/float64(b.N), "client-cpu-µs/op")
+		b.ReportMetric(float64((all-client).Nanoseconds())/1e3/float64(b.N), "server-cpu-µs/op")
+	})
+}
+
+// mixTexts draws n texts of Wukong's light mix over s's data.
+func mixTexts(b *testing.B, s *Service, n int) []string {
+	consts := map[string][]string{}
+	for _, class := range bench.Classes(bench.WukongMix) {
+		res, err := s.Query(context.Background(), &web.QueryRequest{Query: bench.InstancesQuery(class)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for res.Rows.Next() {
+			consts[class] = append(consts[class], res.Rows.Row()[0].String())
+		}
+		res.Rows.Close()
+	}
+	mix, err := bench.NewMix(bench.WukongMix, consts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 19))
+	out := make([]string, n)
+	for i := range out {
+		_, out[i] = mix.Next(rng)
+	}
+	return out
+}
+
+// drainQuery runs text on the backend and decodes every row.
+func drainQuery(s *Service, text string) (int, error) {
+	res, err := s.Query(context.Background(), &web.QueryRequest{Query: text})
+	if err != nil {
+		return 0, err
+	}
+	defer res.Rows.Close()
+	n := 0
+	for res.Rows.Next() {
+		n++
+	}
+	return n, res.Rows.Err()
+}
+
+// discardWriter is a ResponseWriter that keeps the status and counts the
+// body.
+type discardWriter struct {
+	h      http.Header
+	status int
+	n      int
+}
+
+func (w *discardWriter) reset() {
+	clear(w.h)
+	w.status, w.n = 0, 0
+}
+
+func (w *discardWriter) Header() http.Header { return w.h }
+
+func (w *discardWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+
+// SetWriteDeadline is what a connection's writer has (http.ResponseController).
+func (w *discardWriter) SetWriteDeadline(time.Time) error { return nil }
+
+func (w *discardWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	w.n += len(p)
+	return len(p), nil
+}
+
+// threadCPU returns the user+system CPU time of the calling thread.
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// processCPU returns the user+system CPU time of this process.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
