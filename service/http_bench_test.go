@@ -13,6 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -251,4 +254,84 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkHTTPTail measures the latency distribution of Wukong's light
+// mix over loopback HTTP from one client of raw requests (LUBM-1, 4
+// shards), and the garbage collector's share: GC cycles per 1,000 queries
+// and the GC's CPU per query (runtime/metrics), under GOGC 100 (Go's
+// default) and 400 (serve's default, cmd/wukongd), in rounds A B A B.
+func BenchmarkHTTPTail(b *testing.B) {
+	st := lubm1Store(b, 4)
+	s := newService(b, st, Options{Shards: 4})
+	texts := mixTexts(b, s, 512)
+	srv, err := web.New(web.Options{Backend: s, MaxRows: -1, Logger: zerolog.New(io.Discard).Level(zerolog.WarnLevel)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	reqs := make([][]byte, len(texts))
+	for i, t := range texts {
+		body := url.Values{"query": {t}}.Encode()
+		reqs[i] = []byte(fmt.Sprintf("POST /sparql HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nAccept: application/sparql-results+json\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
+	}
+	do := func(i int) {
+		if _, err := conn.Write(reqs[i%len(reqs)]); err != nil {
+			b.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || n == 0 {
+			b.Fatalf("status %d, %d bytes", resp.StatusCode, n)
+		}
+	}
+	for i := 0; i < 2*len(reqs); i++ {
+		do(i) // learn every shape
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for round := 1; round <= 2; round++ {
+		for _, gogc := range []int{100, 400} {
+			b.Run(fmt.Sprintf("gogc=%d/round=%d", gogc, round), func(b *testing.B) {
+				debug.SetGCPercent(gogc)
+				runtime.GC()
+				lat := make([]time.Duration, b.N)
+				gc0, gcCPU0 := gcStats()
+				cpu0 := processCPU()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					t0 := time.Now()
+					do(i)
+					lat[i] = time.Since(t0)
+				}
+				b.StopTimer()
+				gc1, gcCPU1 := gcStats()
+				slices.Sort(lat)
+				pct := func(p float64) float64 { return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Nanoseconds()) / 1e3 }
+				b.ReportMetric(pct(0.5), "p50-µs")
+				b.ReportMetric(pct(0.99), "p99-µs")
+				b.ReportMetric(pct(0.999), "p999-µs")
+				b.ReportMetric(float64(gc1-gc0)*1000/float64(b.N), "gc/1kq")
+				b.ReportMetric((gcCPU1-gcCPU0)*1e6/float64(b.N), "gc-cpu-µs/op")
+				b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+			})
+		}
+	}
+}
+
+// gcStats returns the GC cycles so far and the GC's CPU seconds.
+func gcStats() (uint64, float64) {
+	ms := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(ms)
+	return ms[0].Value.Uint64(), ms[1].Value.Float64()
 }

@@ -76,6 +76,7 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	maxQueryMem := fs.Int64("max-query-memory", 0, "memory one query may account, in bytes (default 1/32 of RAM, at least 256 MiB; negative: none); past it 507")
 	maxMem := fs.Int64("max-memory", 0, "memory all running queries together may account, in bytes (default 1/16 of RAM, at least 512 MiB; negative: none); past it 503")
 	maxValue := fs.Int("max-value-bytes", 0, "largest string an expression may make (CONCAT, REPLACE, GROUP_CONCAT, …), in bytes (default 16 MiB); past it 507")
+	gcPercent := fs.Int("gc-percent", defaultGCPercent, "garbage collection target (GOGC; 0: Go's default; $GOGC, when set, wins)")
 	verify := fs.Bool("verify", false, "verify the snapshot's checksums at startup (reads all of it; without, startup does not read the data)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -92,6 +93,7 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 		return fmt.Errorf("bad --log-level: %w", err)
 	}
 	log := zerolog.New(os.Stderr).Level(lvl).With().Timestamp().Str("cmd", "serve").Logger()
+	tuneGC(*gcPercent, log)
 
 	mode, ok := planner.ParseMode(*modeName)
 	if !ok {
