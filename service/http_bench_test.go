@@ -317,7 +317,9 @@ func BenchmarkHTTPTail(b *testing.B) {
 				b.StopTimer()
 				gc1, gcCPU1 := gcStats()
 				slices.Sort(lat)
-				pct := func(p float64) float64 { return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Nanoseconds()) / 1e3 }
+				pct := func(p float64) float64 {
+					return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Nanoseconds()) / 1e3
+				}
 				b.ReportMetric(pct(0.5), "p50-µs")
 				b.ReportMetric(pct(0.99), "p99-µs")
 				b.ReportMetric(pct(0.999), "p999-µs")
