@@ -29,6 +29,9 @@ var (
 
 // Query implements web.Backend.
 func (b *backend) Query(ctx context.Context, req *web.QueryRequest) (*web.Result, error) {
+	if err := b.n.replaying(); err != nil {
+		return nil, err // it would read an old version
+	}
 	// The query reads the version applied here now: every write this
 	// node acknowledged, and never older than an earlier query here.
 	qctx, qt := b.n.track(withVersion(ctx, b.n.vs.current()))

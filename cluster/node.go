@@ -274,10 +274,14 @@ var (
 	descPeerRTT  = prometheus.NewDesc("wukongd_fabric_peer_round_trip_seconds_total", "Wall time of the round trips to the peer.", peerLabels, nil)
 	descPeerConn = prometheus.NewDesc("wukongd_fabric_peer_connections_total", "Connection events with the peer (connect, dial_failure, disconnect).", append(peerLabels, "event"), nil)
 	descServed   = prometheus.NewDesc("wukongd_fabric_peer_served_total", "What this node's fabric goroutines served the peer (read, byte, message).", append(peerLabels, "kind"), nil)
+	descVersion  = prometheus.NewDesc("wukongd_cluster_version", "The newest version (count of changes since the snapshot) applied on this node.", nil, nil)
+	descLeader   = prometheus.NewDesc("wukongd_raft_leader", "The node index of the replicated log's leader this node knows (-1: none).", nil, nil)
+	descRaft     = prometheus.NewDesc("wukongd_raft_index", "Entries of the replicated log on this node, by kind (commit, applied).", []string{"kind"}, nil)
+	descTerm     = prometheus.NewDesc("wukongd_raft_term", "The Raft term this node is in.", nil, nil)
 )
 
 func (c *peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPeerUp, descPeerOps, descPeerByte, descPeerRTT, descPeerConn, descServed} {
+	for _, d := range []*prometheus.Desc{descPeerUp, descPeerOps, descPeerByte, descPeerRTT, descPeerConn, descServed, descVersion, descLeader, descRaft, descTerm} {
 		ch <- d
 	}
 }
@@ -285,6 +289,14 @@ func (c *peerCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *peerCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.n.fabric == nil {
 		return
+	}
+	if c.n.raft != nil {
+		st := c.n.raft.Status()
+		ch <- prometheus.MustNewConstMetric(descVersion, prometheus.GaugeValue, float64(c.n.vs.current()))
+		ch <- prometheus.MustNewConstMetric(descLeader, prometheus.GaugeValue, float64(int64(st.Leader)-1))
+		ch <- prometheus.MustNewConstMetric(descRaft, prometheus.GaugeValue, float64(st.Commit), "commit")
+		ch <- prometheus.MustNewConstMetric(descRaft, prometheus.GaugeValue, float64(st.Applied), "applied")
+		ch <- prometheus.MustNewConstMetric(descTerm, prometheus.GaugeValue, float64(st.Term))
 	}
 	for _, p := range c.n.fabric.Peers() {
 		l := []string{strconv.Itoa(int(p.Node)), p.Addr}

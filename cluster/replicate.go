@@ -240,8 +240,14 @@ func (n *Node) writable() error {
 	if err := n.raft.Err(); err != nil {
 		return fmt.Errorf("%w: the replicated log of node %d stopped: %v", web.ErrNotReady, n.cfg.Node, err)
 	}
-	if n.raft.Applied() < n.raft.InitialCommit() {
-		return fmt.Errorf("%w: node %d is replaying the replicated log (entry %d of %d)", web.ErrNotReady, n.cfg.Node, n.raft.Applied(), n.raft.InitialCommit())
+	return n.replaying()
+}
+
+// replaying says, while the node replays its own log after a start, how
+// far it is (nil once it is done).
+func (n *Node) replaying() error {
+	if a, c := n.raft.Applied(), n.raft.InitialCommit(); a < c {
+		return fmt.Errorf("%w: node %d is replaying the replicated log (entry %d of %d)", web.ErrNotReady, n.cfg.Node, a, c)
 	}
 	return nil
 }

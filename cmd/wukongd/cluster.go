@@ -64,6 +64,7 @@ serve process (for example -- --mode fork-join).`)
 	host := fs.String("host", "127.0.0.1", "address to listen on")
 	httpPort := fs.Int("http-port", 8080, "HTTP port of node 0 (node I: +I)")
 	fabricPort := fs.Int("fabric-port", 7080, "fabric port of node 0 (node I: +I)")
+	token := fs.String("update-token", "", "enable writes on every node (serve --update-token): SPARQL Update and Graph Store POST through the replicated log")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -79,7 +80,11 @@ serve process (for example -- --mode fork-join).`)
 			return err
 		}
 	}
-	cfg := cluster.ProcsConfig{Binary: bin, Data: *data, Nodes: *nodes, Host: *host, Args: fs.Args(), Output: os.Stderr}
+	serveArgs := fs.Args()
+	if *token != "" {
+		serveArgs = append([]string{"--update-token", *token}, serveArgs...)
+	}
+	cfg := cluster.ProcsConfig{Binary: bin, Data: *data, Nodes: *nodes, Host: *host, Args: serveArgs, Output: os.Stderr}
 	for i := 0; i < *nodes; i++ {
 		cfg.HTTPPorts = append(cfg.HTTPPorts, *httpPort+i)
 		cfg.FabricPorts = append(cfg.FabricPorts, *fabricPort+i)

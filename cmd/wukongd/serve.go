@@ -72,6 +72,8 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	nodeIdx := fs.Int("node", 0, "with --peers: this node's index in the peer list")
 	var peers listFlag
 	fs.Var(&peers, "peers", "fabric address of every node (HOST:PORT,HOST:PORT,…): run as node --node of that cluster over --data")
+	raftDir := fs.String("raft-dir", "", "with --peers: this node's replicated log (the cluster's write-ahead log; default DATA/raft/node-I)")
+	commitTimeout := fs.Duration("commit-timeout", 10*time.Second, "with --peers: how long a write waits to be committed and applied on this node (past it 503, outcome unknown)")
 	modeName := fs.String("mode", "auto", "execution mode of every query: auto, in-place or fork-join")
 	maxQueryMem := fs.Int64("max-query-memory", 0, "memory one query may account, in bytes (default 1/32 of RAM, at least 256 MiB; negative: none); past it 507")
 	maxMem := fs.Int64("max-memory", 0, "memory all running queries together may account, in bytes (default 1/16 of RAM, at least 512 MiB; negative: none); past it 503")
@@ -104,7 +106,8 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	var recovering *service.Service // replays its write-ahead log once serving
 	if len(peers) > 0 {
 		node, err := openClusterNode(*data, *nodeIdx, peers, mode,
-			cluster.Config{MaxQueryMemory: *maxQueryMem, MaxMemory: *maxMem, MaxValueBytes: *maxValue}, log)
+			cluster.Config{MaxQueryMemory: *maxQueryMem, MaxMemory: *maxMem, MaxValueBytes: *maxValue,
+				RaftDir: *raftDir, WriteTimeout: *commitTimeout}, log)
 		if err != nil {
 			return err
 		}
