@@ -1,6 +1,7 @@
 package sparql
 
 import (
+	"context"
 	"strings"
 
 	"github.com/wukongd/wukongd/rdf"
@@ -60,10 +61,15 @@ type liftedBlock struct {
 
 // liftValues returns the text for the parser and the lifted blocks, keyed
 // by the position of their '{'.
-func liftValues(text string) (string, map[Pos]*liftedBlock) {
+//
+// The scan looks at ctx (nil: never stops) every checkChars bytes of text
+// and, in a block, every checkInterval tokens; when it is done the scan
+// stops with a parseAbort panic (recovered by parseWith).
+func liftValues(ctx context.Context, text string) (string, map[Pos]*liftedBlock) {
 	if len(text) < liftMin || !mayContainWordFold(text, "values") {
 		return text, nil
 	}
+	nextCheck := checkChars
 	var out strings.Builder
 	var blocks map[Pos]*liftedBlock
 	last := 0 // text[last:] is not yet copied to out
@@ -80,6 +86,10 @@ func liftValues(text string) (string, map[Pos]*liftedBlock) {
 		return Pos{Line: line, Col: col}
 	}
 	for i := 0; i < len(text); {
+		if i >= nextCheck {
+			checkContext(ctx)
+			nextCheck = i + checkChars
+		}
 		c := text[i]
 		switch {
 		case c == '#':
@@ -104,7 +114,7 @@ func liftValues(text string) (string, map[Pos]*liftedBlock) {
 				j++
 			}
 			if j-i == 6 && strings.EqualFold(text[i:j], "values") {
-				if open, close, b := liftBlock(text, j); b != nil {
+				if open, close, b := liftBlock(ctx, text, j); b != nil {
 					if blocks == nil {
 						blocks = map[Pos]*liftedBlock{}
 					}
@@ -209,7 +219,7 @@ func scanString(text string, i int) (int, bool) {
 // liftBlock reads, after the VALUES keyword ending at i, a variable list
 // and a block of plain data. It returns the offsets of the block's braces
 // and its tokens, or nil when the block is small or not plain data.
-func liftBlock(text string, i int) (open, close int, b *liftedBlock) {
+func liftBlock(ctx context.Context, text string, i int) (open, close int, b *liftedBlock) {
 	i = skipSpace(text, i)
 	switch {
 	case i < len(text) && (text[i] == '?' || text[i] == '$'):
@@ -233,6 +243,9 @@ func liftBlock(text string, i int) (open, close int, b *liftedBlock) {
 	open = i
 	b = &liftedBlock{}
 	for i = open + 1; ; {
+		if len(b.toks)%checkInterval == checkInterval-1 {
+			checkContext(ctx)
+		}
 		i = skipSpace(text, i)
 		if i >= len(text) {
 			return 0, 0, nil

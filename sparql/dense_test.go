@@ -59,7 +59,7 @@ func TestLiftedValuesSameAlgebra(t *testing.T) {
 	// string, nor for ?values and ex:VALUES).
 	withLiftMin(0, func() {
 		for i, want := range []int{1, 1, 1, 2, 1, 1} {
-			if _, lifted := liftValues(texts[i]); len(lifted) != want {
+			if _, lifted := liftValues(nil, texts[i]); len(lifted) != want {
 				t.Errorf("text %d: %d blocks lifted, want %d", i, len(lifted), want)
 			}
 		}

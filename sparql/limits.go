@@ -69,12 +69,16 @@ func checkText(text string) error {
 type guardedLexer struct {
 	*parser.SparqlLexer
 	ctx   context.Context
+	in    *guardedInput // nil: the lexer's input is not guarded
 	depth int
 	n     int
 }
 
 func (l *guardedLexer) NextToken() antlr.Token {
 	t := l.SparqlLexer.NextToken()
+	if l.in != nil && l.in.stopped {
+		checkContext(l.ctx)
+	}
 	switch t.GetTokenType() {
 	case parser.SparqlLexerLBRACE, parser.SparqlLexerLPAREN, parser.SparqlLexerLBRACK:
 		if l.depth++; l.depth > MaxNesting {
@@ -245,4 +249,105 @@ func depthPath(p Path, d int, at Pos) {
 	case *ZeroOrOnePath:
 		depthPath(x.Path, d, at)
 	}
+}
+
+// guardedInput is the lexer's character stream: the text itself when it
+// is ASCII (no copy: antlr.NewInputStream makes a []rune of 4 bytes a
+// character, a pass that cannot be stopped), else its runes; with the
+// context checked every checkChars characters consumed, since one token
+// can be megabytes long (a string literal) and the lexer makes it without
+// returning a token. Once the context is done the stream ends (the
+// generated lexer swallows panics inside a token), and guardedLexer stops
+// the parse after the token.
+type guardedInput struct {
+	ascii   string // the text, when ASCII
+	runes   []rune // else its characters
+	size    int
+	index   int
+	ctx     context.Context
+	n       int
+	stopped bool
+}
+
+var _ antlr.CharStream = (*guardedInput)(nil)
+
+func newGuardedInput(ctx context.Context, text string) *guardedInput {
+	in := &guardedInput{ctx: ctx}
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			in.runes = []rune(text)
+			in.size = len(in.runes)
+			return in
+		}
+	}
+	in.ascii, in.size = text, len(text)
+	return in
+}
+
+// checkChars is the characters the lexer consumes between two looks at
+// the context (a few hundred microseconds of lexing).
+const checkChars = 1 << 16
+
+func (in *guardedInput) Consume() {
+	if in.index >= in.size {
+		panic("cannot consume EOF")
+	}
+	in.index++
+	if in.n++; in.n == checkChars {
+		in.n = 0
+		in.stopped = in.ctx != nil && in.ctx.Err() != nil
+	}
+}
+
+func (in *guardedInput) LA(offset int) int {
+	if offset == 0 {
+		return 0
+	}
+	if offset < 0 {
+		offset++ // LA(-1) is the character before the index
+	}
+	pos := in.index + offset - 1
+	if pos < 0 || pos >= in.size || in.stopped {
+		return antlr.TokenEOF
+	}
+	if in.runes != nil {
+		return int(in.runes[pos])
+	}
+	return int(in.ascii[pos])
+}
+
+func (in *guardedInput) Mark() int             { return -1 }
+func (in *guardedInput) Release(int)           {}
+func (in *guardedInput) Index() int            { return in.index }
+func (in *guardedInput) Size() int             { return in.size }
+func (in *guardedInput) GetSourceName() string { return "Obtained from string" }
+
+func (in *guardedInput) Seek(index int) {
+	if index <= in.index {
+		in.index = index
+		return
+	}
+	in.index = min(index, in.size)
+}
+
+func (in *guardedInput) GetText(start, stop int) string {
+	stop = min(stop, in.size-1)
+	if start >= in.size || start > stop {
+		return ""
+	}
+	if in.runes != nil {
+		return string(in.runes[start : stop+1])
+	}
+	return in.ascii[start : stop+1]
+}
+
+func (in *guardedInput) GetTextFromTokens(start, stop antlr.Token) string {
+	if start != nil && stop != nil {
+		return in.GetTextFromInterval(antlr.NewInterval(start.GetTokenIndex(), stop.GetTokenIndex()))
+	}
+	return ""
+}
+
+func (in *guardedInput) GetTextFromInterval(i antlr.Interval) string {
+	return in.GetText(i.Start, i.Stop)
 }

@@ -103,3 +103,35 @@ func TestParseDeadline(t *testing.T) {
 		t.Fatalf("update after the deadline: %v", err)
 	}
 }
+
+// expiring is a context whose deadline passes after its first looks.
+type expiring struct {
+	context.Context
+	looks, after int
+}
+
+func (c *expiring) Err() error {
+	if c.looks++; c.looks > c.after {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// TestParseStopsInsideAToken: a parse whose deadline passes while the
+// lexer is inside one long token (a 256 KiB string literal, made without
+// returning a token) stops with the deadline's error, not after the
+// token; ASCII and non-ASCII texts alike.
+func TestParseStopsInsideAToken(t *testing.T) {
+	for _, fill := range []string{"x", "é"} {
+		text := `SELECT * WHERE { ?s ?p "` + strings.Repeat(fill, 256<<10/len(fill)) + `" . . }`
+		_, err := ParseQueryContext(&expiring{Context: context.Background(), after: 1}, text)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%q: %v, want the deadline's error", fill, err)
+		}
+		// Without a deadline the same text is the syntax error it holds.
+		var se *SyntaxError
+		if _, err := ParseQueryContext(context.Background(), text); !errors.As(err, &se) || se.Col < 256<<10/len(fill) {
+			t.Errorf("%q without a deadline: %v", fill, err)
+		}
+	}
+}

@@ -165,11 +165,11 @@ func parseWith(ctx context.Context, text string, rule func(*parser.SparqlParser)
 			err = pa.err
 		}
 	}()
-	parsed, lifted := liftValues(text)
-	input := antlr.NewInputStream(parsed)
-	lx := parser.NewSparqlLexer(input)
+	parsed, lifted := liftValues(ctx, text)
+	in := newGuardedInput(ctx, parsed)
+	lx := parser.NewSparqlLexer(in)
 	lx.RemoveErrorListeners()
-	tokens := antlr.NewCommonTokenStream(&guardedLexer{SparqlLexer: lx, ctx: ctx}, antlr.TokenDefaultChannel)
+	tokens := antlr.NewCommonTokenStream(&guardedLexer{SparqlLexer: lx, ctx: ctx, in: in}, antlr.TokenDefaultChannel)
 	tree, ok := parseSLL(ctx, tokens, rule)
 	if !ok {
 		// Stage two: full LL, which also gives the precise error.

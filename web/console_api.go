@@ -253,7 +253,12 @@ type parseAnswer struct {
 // (update=) without running it. A syntax error is a 200 answer with
 // ok=false, so that the console can mark it while the user types.
 func (s *Server) handleParse(c *gin.Context) {
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes)
+	body, err := s.limitBody(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.Request.Body = body
 	if err := c.Request.ParseForm(); err != nil {
 		writeError(c, bodyError(err, "form"))
 		return

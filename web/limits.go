@@ -1,6 +1,7 @@
 package web
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -172,4 +173,15 @@ func (r *slotRef) drop() {
 	if last {
 		r.free()
 	}
+}
+
+// limitBody bounds a request's body to MaxBodyBytes. A body whose
+// Content-Length already says it is larger is refused at once (413, its
+// bytes never read: the upload of a body that will be refused does not
+// spend the read timeout, a core and the client's bandwidth first).
+func (s *Server) limitBody(c *gin.Context) (io.ReadCloser, error) {
+	if n := c.Request.ContentLength; n > s.opts.MaxBodyBytes {
+		return nil, &http.MaxBytesError{Limit: s.opts.MaxBodyBytes}
+	}
+	return http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes), nil
 }

@@ -222,3 +222,39 @@ func TestLimitListener(t *testing.T) {
 		t.Fatal("the third connection was not accepted after one closed")
 	}
 }
+
+// readCounter is a request body that counts the bytes read from it.
+type readCounter struct{ n int }
+
+func (r *readCounter) Read(p []byte) (int, error) {
+	r.n += len(p)
+	for i := range p {
+		p[i] = '#'
+	}
+	return len(p), nil
+}
+
+// TestBodyTooLargeByLength: a body whose Content-Length is over
+// --max-body is refused with 413 before any of it is read (a query POST, a
+// form, the parse endpoint, a Graph Store PUT).
+func TestBodyTooLargeByLength(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.MaxBodyBytes = 1000; o.UpdateToken = "tok" })
+	for _, c := range []struct{ method, path, ct string }{
+		{"POST", "/sparql", "application/sparql-query"},
+		{"POST", "/sparql", "application/x-www-form-urlencoded"},
+		{"POST", "/update", "application/sparql-update"},
+		{"POST", "/api/parse", "application/x-www-form-urlencoded"},
+		{"PUT", "/store?default", "text/turtle"},
+	} {
+		body := &readCounter{}
+		req := httptest.NewRequest(c.method, c.path, body)
+		req.ContentLength = 1 << 30
+		req.Header.Set("Content-Type", c.ct)
+		req.Header.Set("Authorization", "Bearer tok")
+		w := httptest.NewRecorder()
+		f.srv.ServeHTTP(w, req)
+		if w.Code != 413 || body.n != 0 {
+			t.Errorf("%s %s with Content-Length 1 GiB: %d after reading %d bytes, want 413 before reading: %.200s", c.method, c.path, w.Code, body.n, w.Body.String())
+		}
+	}
+}

@@ -53,7 +53,9 @@ func (s *Server) readProtocol(c *gin.Context, allowQuery, allowUpdate bool) (*pr
 			return nil, newHTTPError(http.StatusUnsupportedMediaType, "unsupported_media_type",
 				"the body must be UTF-8, not "+clip(cs))
 		}
-		r.Body = http.MaxBytesReader(c.Writer, r.Body, s.opts.MaxBodyBytes)
+		if r.Body, err = s.limitBody(c); err != nil {
+			return nil, err
+		}
 		switch mt {
 		case "application/x-www-form-urlencoded":
 			if err := r.ParseForm(); err != nil {

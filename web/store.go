@@ -148,7 +148,12 @@ func (s *Server) handleStore(c *gin.Context) {
 		if g.Default {
 			base = requestURL(c)
 		}
-		body := GraphBody{MediaType: strings.ToLower(mt), Boundary: boundary, Base: base, Body: http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes)}
+		rd, err := s.limitBody(c)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		body := GraphBody{MediaType: strings.ToLower(mt), Boundary: boundary, Base: base, Body: rd}
 		var created bool
 		if method == http.MethodPut {
 			created, err = s.backend.PutGraph(ctx, g, body)
