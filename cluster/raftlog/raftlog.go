@@ -64,6 +64,8 @@ type Node struct {
 
 	idPrefix      uint64
 	initialCommit uint64
+	hsTerm        uint64 // term and vote of the last hard state written (Ready loop)
+	hsVote        uint64
 	idSeq         atomic.Uint64
 
 	mu      sync.Mutex
@@ -130,6 +132,7 @@ func Open(cfg Config) (*Node, error) {
 	n.nextLSN = l.NextLSN()
 	if hs, _, err := n.storage.InitialState(); err == nil {
 		n.initialCommit = hs.GetCommit()
+		n.hsTerm, n.hsVote = hs.GetTerm(), hs.GetVote()
 	}
 	rc := &raft.Config{ID: cfg.ID, ElectionTick: 10, HeartbeatTick: 1, Storage: n.storage,
 		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 1 << 30,
@@ -292,7 +295,17 @@ func (n *Node) handle(rd raft.Ready) error {
 	if !raft.IsEmptyHardState(rd.HardState) {
 		n.term.Store(rd.HardState.GetTerm())
 	}
-	// Persist before anything leaves or is applied.
+	// A leader whose term and vote did not change sends while its own
+	// entries are written (as etcd's server does: the leader counts for a
+	// commit only once they are stable, after Advance); everyone else
+	// persists before anything leaves. Nothing is applied before.
+	early := n.leader.Load() == n.cfg.ID && raft.IsEmptySnap(rd.Snapshot) &&
+		(raft.IsEmptyHardState(rd.HardState) || rd.HardState.GetTerm() == n.hsTerm && rd.HardState.GetVote() == n.hsVote)
+	if early {
+		if err := n.send(rd.Messages); err != nil {
+			return err
+		}
+	}
 	if !raft.IsEmptyHardState(rd.HardState) || len(rd.Entries) > 0 || !raft.IsEmptySnap(rd.Snapshot) {
 		payload, err := encodeState(rd.HardState, rd.Entries, rd.Snapshot)
 		if err != nil {
@@ -302,6 +315,9 @@ func (n *Node) handle(rd raft.Ready) error {
 		n.nextLSN++
 		if err := n.log.Append(lsn, payload).Wait(); err != nil {
 			return fmt.Errorf("cannot write the raft log: %w", err)
+		}
+		if !raft.IsEmptyHardState(rd.HardState) {
+			n.hsTerm, n.hsVote = rd.HardState.GetTerm(), rd.HardState.GetVote()
 		}
 	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
@@ -320,14 +336,23 @@ func (n *Node) handle(rd raft.Ready) error {
 		}
 		n.noteAppended(rd.Entries)
 	}
-	for _, m := range rd.Messages {
+	if !early {
+		if err := n.send(rd.Messages); err != nil {
+			return err
+		}
+	}
+	return n.apply(rd.CommittedEntries)
+}
+
+func (n *Node) send(msgs []*pb.Message) error {
+	for _, m := range msgs {
 		b, err := proto.Marshal(m)
 		if err != nil {
 			return err
 		}
 		n.cfg.Send(m.GetTo(), b)
 	}
-	return n.apply(rd.CommittedEntries)
+	return nil
 }
 
 // noteAppended records where this node's proposals sit in its log.
