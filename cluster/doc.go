@@ -22,8 +22,18 @@
 //
 // The cluster id, a hash of the snapshot's manifest, is checked at every
 // fabric handshake, so nodes serving different data refuse each other.
-// Writes and the Graph Store GET of the whole graph are refused in a
-// cluster (each node holds only its shards).
+//
+// # Writes and versions
+//
+// Writes go through a replicated log (package raftlog, Raft over the same
+// fabric connections; replicate.go): any node turns a request into its
+// changes, proposes them, and answers once they are applied there; every
+// node applies every entry in order with graphstore.Dataset.ApplyHosted.
+// A query reads the version its coordinator applied; the version travels
+// with its fork-join messages, and every lookup merges the shard's delta
+// at that version once the shard's node has applied it (versions.go).
+// What needs every shard (CLEAR/DROP, Graph Store PUT/DELETE/GET of the
+// whole graph, named graphs) is refused.
 //
 // # Failures
 //
