@@ -3,7 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"unsafe"
 
 	"github.com/wukongd/wukongd/exec/expr"
@@ -627,31 +627,47 @@ func (q *queryRun) orderBy(t *Table, keys []planner.OrderKey) (*Table, error) {
 	for i := range src {
 		src[i] = int32(i)
 	}
-	// Once the context is done, every comparison says "not less": the
-	// sort then ends after cheap comparisons, and the error goes back.
-	var stop error
-	sort.SliceStable(src, func(i, j int) bool {
-		if stop != nil {
-			return false
-		}
-		if stop = sc.add(1); stop != nil {
-			return false
-		}
+	if err := sortStopping(src, &sc, func(a, b int32) int {
 		for k := range keys {
-			c := expr.CompareValues(vals[k][src[i]], vals[k][src[j]])
+			c := expr.CompareValues(vals[k][a], vals[k][b])
 			if keys[k].Desc {
 				c = -c
 			}
 			if c != 0 {
-				return c < 0
+				return c
 			}
 		}
-		return false
-	})
-	if stop != nil {
-		return nil, stop
+		return 0
+	}); err != nil {
+		return nil, err
 	}
 	return t.gather(src), nil
+}
+
+// sortAbort is the panic that ends a sort whose context is done.
+type sortAbort struct{ err error }
+
+// sortStopping sorts src stably by cmp, looking at sc's context every few
+// thousand comparisons; once it is done the sort is abandoned at once (a
+// sort of millions of rows would otherwise go on for its n log n
+// comparisons) and the context's error returned.
+func sortStopping(src []int32, sc *stopCheck, cmp func(a, b int32) int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			sa, ok := r.(sortAbort)
+			if !ok {
+				panic(r)
+			}
+			err = sa.err
+		}
+	}()
+	slices.SortStableFunc(src, func(a, b int32) int {
+		if err := sc.add(1); err != nil {
+			panic(sortAbort{err})
+		}
+		return cmp(a, b)
+	})
+	return nil
 }
 
 // orderKeys evaluates the ORDER BY keys on every row of t: vals[k][r] is

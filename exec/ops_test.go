@@ -2,6 +2,8 @@ package exec
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -428,4 +430,30 @@ func minusAll(l, r *Table) *Table {
 		panic(err)
 	}
 	return t
+}
+
+// TestSortStopping: a sort whose context is done stops at its next look
+// (after at most checkEvery comparisons), not after its n log n; with a
+// live context it sorts stably.
+func TestSortStopping(t *testing.T) {
+	src := make([]int32, 1<<20)
+	for i := range src {
+		src[i] = int32((i * 7919) % 1000)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	calls := 0
+	sc := stopCheck{ctx: ctx}
+	err := sortStopping(src, &sc, func(a, b int32) int { calls++; return int(a - b) })
+	if !errors.Is(err, context.Canceled) || calls >= checkEvery {
+		t.Errorf("cancelled sort: %v after %d comparisons", err, calls)
+	}
+	idx := []int32{3, 1, 2, 0, 4}
+	keys := []int{1, 0, 1, 0, 1}
+	if err := sortStopping(idx, &stopCheck{ctx: context.Background()}, func(a, b int32) int { return keys[a] - keys[b] }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int32{3, 1, 2, 0, 4}; !slices.Equal(idx, want) {
+		t.Errorf("sorted %v, want %v (stable)", idx, want)
+	}
 }

@@ -207,6 +207,9 @@ const (
 	ctxQueryID = "wukongd.queryID"
 	ctxRows    = "wukongd.rows"
 	ctxForm    = "wukongd.form"
+	// ctxDeadline is the time.Time a query's or update's deadline passes
+	// (the request log says how far past it the response ended).
+	ctxDeadline = "wukongd.deadline"
 )
 
 // recoverPanics turns a panic into a 500 and a log line. The
@@ -284,6 +287,9 @@ func (s *Server) logRequests(c *gin.Context) {
 	}
 	if n, ok := c.Get(ctxRows); ok {
 		ev = ev.Int64("rows", n.(int64))
+	}
+	if dl, ok := c.Get(ctxDeadline); ok {
+		ev = ev.Dur("pastDeadline", max(0, time.Since(dl.(time.Time))))
 	}
 	if len(c.Errors) > 0 {
 		ev = ev.Str("error", clip(c.Errors.Last().Error()))

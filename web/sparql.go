@@ -231,6 +231,7 @@ func acceptOf(c *gin.Context, params url.Values, offers ...[]results.Format) str
 func (s *Server) deadlineContext(c *gin.Context, timeout time.Duration) (context.Context, func(), error) {
 	base, cancelCause := context.WithCancelCause(c.Request.Context())
 	ctx, cancel := context.WithTimeout(base, timeout)
+	c.Set(ctxDeadline, time.Now().Add(timeout))
 	unregister, err := s.register(c, cancelCause)
 	if err != nil {
 		cancel()

@@ -651,6 +651,7 @@ func TestAttackers(t *testing.T) {
 	bin := buildBinary(t)
 	s := startServer(t, bin, append(serverArgs(t, bin), "--log-level", "info")...)
 	probes := append(append(parserProbes(), sizeProbes(8, 4)...), engineProbes()...)
+	loadBefore := loadAverage()
 	ctx, stop := context.WithTimeout(context.Background(), *attack)
 	defer stop()
 	var mu sync.Mutex
@@ -717,20 +718,24 @@ func TestAttackers(t *testing.T) {
 	served := s.requestDurations()
 	var tab strings.Builder
 	late := 0
-	fmt.Fprintf(&tab, "| probe | runs | statuses | median | max | deadline | worst past it | runs > 1 s past | server max |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&tab, "| probe | runs | statuses | median | max | deadline | worst past it | runs > 1 s past | server: handler max | server: worst past deadline |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	serverLate := 0
 	for _, n := range names {
 		ps := stats[n]
 		late += ps.late
-		var srv time.Duration
+		var srv, past time.Duration
 		for _, id := range ps.ids {
-			srv = max(srv, served[id])
+			srv, past = max(srv, served[id].took), max(past, served[id].past)
+			if served[id].past > time.Second {
+				serverLate++
+			}
 		}
-		fmt.Fprintf(&tab, "| %s | %d | %s | %s | %s | %s | %s | %d | %s |\n", n, len(ps.times), ps.statusList(), ps.quantile(0.5), ps.quantile(1),
-			ps.deadline, max(0, ps.quantile(1)-ps.deadline).Round(10*time.Millisecond), ps.late, srv.Round(10*time.Millisecond))
+		fmt.Fprintf(&tab, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %s |\n", n, len(ps.times), ps.statusList(), ps.quantile(0.5), ps.quantile(1),
+			ps.deadline, max(0, ps.quantile(1)-ps.deadline).Round(10*time.Millisecond), ps.late, srv.Round(10*time.Millisecond), past.Round(10*time.Millisecond))
 	}
-	t.Logf("%d attackers for %s, %d probe kinds; reader's ASK {} median %s, worst %s; worst /healthz %s; RSS now %d MiB, peak %d MiB (budget %d MiB); %d runs answered more than 1 s past their deadline\n%s",
+	t.Logf("%d attackers for %s, %d probe kinds; reader's ASK {} median %s, worst %s; worst /healthz %s; RSS now %d MiB, peak %d MiB (budget %d MiB); %d runs answered more than 1 s past their deadline as the client saw it, %d by the server's own clock (load average before: %s, after: %s)\n%s",
 		*attackers, *attack, len(stats), slow[len(slow)/2].Round(time.Millisecond), worst.Round(time.Millisecond), worstHealth.Round(time.Millisecond),
-		now, peak, budget(), late, tab.String())
+		now, peak, budget(), late, serverLate, loadBefore, loadAverage(), tab.String())
 }
 
 // probeStats is what the attackers saw of one probe.
@@ -742,25 +747,44 @@ type probeStats struct {
 	ids      []string // the requests' X-Query-Id
 }
 
-// requestDurations reads the server's request log (--log-level info):
-// how long the handler took for each query id, from the request's
-// arrival (headers read) to the end of its response.
-func (s *server) requestDurations() map[string]time.Duration {
-	out := map[string]time.Duration{}
+// served is what the server's request log says of a request.
+type served struct {
+	took time.Duration // from the request's arrival (headers read) to the end of its response
+	past time.Duration // how far past its deadline the response ended (0: before)
+}
+
+// requestDurations reads the server's request log (--log-level info) by
+// query id.
+func (s *server) requestDurations() map[string]served {
+	out := map[string]served{}
 	sc := bufio.NewScanner(bytes.NewReader(s.out.Bytes()))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var line struct {
 			ID       string  `json:"queryId"`
 			Msg      string  `json:"message"`
-			Duration float64 `json:"duration"` // ms
+			Duration float64 `json:"duration"`     // ms
+			Past     float64 `json:"pastDeadline"` // ms
 		}
 		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != "request" || line.ID == "" {
 			continue
 		}
-		out[line.ID] = time.Duration(line.Duration * float64(time.Millisecond))
+		out[line.ID] = served{took: time.Duration(line.Duration * float64(time.Millisecond)), past: time.Duration(line.Past * float64(time.Millisecond))}
 	}
 	return out
+}
+
+// loadAverage is the machine's 1-minute load average (/proc/loadavg).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func (ps *probeStats) add(status int, took time.Duration) {
