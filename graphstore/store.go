@@ -24,7 +24,15 @@ type Store struct {
 	dict    *Dict
 	stats   *Stats
 	n       int
-	fabric  rdmakv.Fabric
+	nodes   int // of the fabric
+	// fabric is read through fab: a version with its own loopback
+	// fabric makes it on first use (lazyFabric), so versions that no
+	// reader or engine ever touches (the intermediate ones of a group
+	// commit) cost no fabric.
+	fabric     rdmakv.Fabric
+	fabricOnce sync.Once
+	lazyFabric bool
+	closed     bool // guarded by sh.mu: a lazy fabric made after Close is closed at once
 	regions []*rdmakv.Region // nil: not local
 	tables  []*rdmakv.Table
 	views   []*ShardView
@@ -63,8 +71,10 @@ type storeShared struct {
 	refs      atomic.Int64
 	// w is the write state (delta.go): the delta tables and what the
 	// writer keeps about them. Only the writer of the dataset's lineage
-	// uses it.
-	w *storeWriter
+	// uses it, except that a version making its lazy fabric reads which
+	// delta regions exist: mu guards w and w.deltas for that.
+	mu sync.Mutex
+	w  *storeWriter
 }
 
 // newStore assembles a store. regions[i] is nil for a shard that is not
@@ -78,6 +88,7 @@ func newStore(dict *Dict, stats *Stats, regions []*rdmakv.Region, fabric rdmakv.
 		s.fabric = rdmakv.NewLoopback(len(regions), rdmakv.LoopbackOptions{})
 		s.sh.ownFabric, s.ownFabric = true, true
 	}
+	s.nodes = s.fabric.Nodes()
 	for i, r := range regions {
 		if r == nil {
 			continue
@@ -103,10 +114,10 @@ func newStore(dict *Dict, stats *Stats, regions []*rdmakv.Region, fabric rdmakv.
 func (s *Store) NumShards() int { return s.n }
 
 // Nodes returns the number of nodes of the fabric.
-func (s *Store) Nodes() int { return s.fabric.Nodes() }
+func (s *Store) Nodes() int { return s.nodes }
 
 // NodeOf returns the node hosting shard i: i mod Nodes().
-func (s *Store) NodeOf(shard int) rdmakv.NodeID { return rdmakv.NodeID(shard % s.fabric.Nodes()) }
+func (s *Store) NodeOf(shard int) rdmakv.NodeID { return rdmakv.NodeID(shard % s.nodes) }
 
 // Owner returns the shard owning vertex v (a hash of v modulo the number of
 // shards). The index vertex is on every shard; Owner(IndexVertex) is
@@ -120,10 +131,56 @@ func (s *Store) Dict() *Dict { return s.dict }
 func (s *Store) Stats() *Stats { return s.stats }
 
 // Fabric returns the fabric the store reads remote shards through.
-func (s *Store) Fabric() rdmakv.Fabric { return s.fabric }
+func (s *Store) Fabric() rdmakv.Fabric { return s.fab() }
 
-// Counters returns the fabric's counters.
-func (s *Store) Counters() rdmakv.Counters { return s.fabric.Counters() }
+// Counters returns the fabric's counters (zero for a version whose
+// fabric was never used).
+func (s *Store) Counters() rdmakv.Counters {
+	if s.lazyFabric {
+		s.sh.mu.Lock()
+		f := s.fabric
+		s.sh.mu.Unlock()
+		if f == nil {
+			return rdmakv.Counters{}
+		}
+		return f.Counters()
+	}
+	return s.fabric.Counters()
+}
+
+// fab returns the store's fabric, making a version's own loopback fabric
+// on first use: the base regions and every delta region so far
+// registered (a delta made later has records only for later stamps,
+// which this version does not read; the writer registers it on the
+// fabrics that exist by then: registerDelta).
+func (s *Store) fab() rdmakv.Fabric {
+	if !s.lazyFabric {
+		return s.fabric
+	}
+	s.fabricOnce.Do(func() {
+		s.sh.mu.Lock()
+		defer s.sh.mu.Unlock()
+		lb := rdmakv.NewLoopback(s.nodes, rdmakv.LoopbackOptions{})
+		for i, r := range s.regions {
+			if r == nil {
+				continue
+			}
+			if err := lb.Register(s.NodeOf(i), rdmakv.RegionID(i), r); err != nil {
+				panic(fmt.Sprintf("BUG: cannot register shard %d on a new loopback fabric: %v", i, err))
+			}
+			if w := s.sh.w; w != nil && w.deltas[i] != nil {
+				if err := lb.Register(s.NodeOf(i), s.deltaRegion(i), w.deltas[i].Region()); err != nil {
+					panic(fmt.Sprintf("BUG: cannot register delta %d on a new loopback fabric: %v", i, err))
+				}
+			}
+		}
+		if s.closed {
+			lb.Close() // a store used after Close: reads fail as on a closed fabric
+		}
+		s.fabric = lb
+	})
+	return s.fabric
+}
 
 // LocalShards returns the shards whose tables this process holds.
 func (s *Store) LocalShards() []int {
@@ -158,7 +215,14 @@ func (s *Store) ShardBytes(i int) int {
 func (s *Store) Close() error {
 	var errs []error
 	s.closeOnce.Do(func() {
-		if s.ownFabric {
+		if s.lazyFabric {
+			s.sh.mu.Lock()
+			s.closed = true
+			if s.fabric != nil {
+				errs = append(errs, s.fabric.Close())
+			}
+			s.sh.mu.Unlock()
+		} else if s.ownFabric {
 			errs = append(errs, s.fabric.Close())
 		}
 		if s.sh.refs.Add(-1) != 0 {
@@ -183,26 +247,12 @@ func (s *Store) Close() error {
 // read at stamp, with its own statistics and dictionary. Close each
 // version; the last one closes the shared parts.
 func (s *Store) version(stamp uint64, stats *Stats, dict *Dict) (*Store, error) {
-	v := &Store{dict: dict, stats: stats, n: s.n, fabric: s.fabric, regions: s.regions, tables: s.tables,
+	v := &Store{dict: dict, stats: stats, n: s.n, nodes: s.nodes, regions: s.regions, tables: s.tables,
 		views: make([]*ShardView, s.n), sh: s.sh, stamp: stamp, deltaOn: make([]bool, s.n), rc: newRemoteCache(s.n)}
 	if s.sh.ownFabric {
-		lb := rdmakv.NewLoopback(s.fabric.Nodes(), rdmakv.LoopbackOptions{})
-		for i, r := range s.regions {
-			if r == nil {
-				continue
-			}
-			if err := lb.Register(s.NodeOf(i), rdmakv.RegionID(i), r); err != nil {
-				lb.Close()
-				return nil, err
-			}
-			if w := s.sh.w; w != nil && w.deltas[i] != nil {
-				if err := lb.Register(s.NodeOf(i), s.deltaRegion(i), w.deltas[i].Region()); err != nil {
-					lb.Close()
-					return nil, err
-				}
-			}
-		}
-		v.fabric, v.ownFabric = lb, true
+		v.ownFabric, v.lazyFabric = true, true // made on first use (fab)
+	} else {
+		v.fabric = s.fabric // shared: not lazy
 	}
 	s.sh.refs.Add(1)
 	for i, t := range s.tables {
@@ -238,7 +288,7 @@ func (s *Store) RemoteTable(ctx context.Context, from rdmakv.NodeID, j int) (*rd
 	if rt != nil {
 		return rt, nil
 	}
-	rt, err := rdmakv.OpenRemoteTable(ctx, s.fabric, from, s.NodeOf(j), rdmakv.RegionID(j))
+	rt, err := rdmakv.OpenRemoteTable(ctx, s.fab(), from, s.NodeOf(j), rdmakv.RegionID(j))
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +314,7 @@ func (s *Store) remoteDelta(ctx context.Context, from rdmakv.NodeID, j int) (*rd
 	if rd != nil {
 		return rd, nil
 	}
-	rd, err := rdmakv.OpenRemoteDelta(ctx, s.fabric, from, s.NodeOf(j), s.deltaRegion(j))
+	rd, err := rdmakv.OpenRemoteDelta(ctx, s.fab(), from, s.NodeOf(j), s.deltaRegion(j))
 	if err != nil {
 		return nil, err
 	}
@@ -376,7 +426,7 @@ func (v *ShardView) AppendEdges(ctx context.Context, dst []ID, vtx, p ID, d Dir)
 		if err != nil {
 			return dst, fmt.Errorf("shard %d: %w", o, err)
 		}
-		tg, _, err := rdmakv.LookupDeltaBatch(ctx, v.s.fabric, v.node, []rdmakv.DeltaLookup{{Delta: rd, Key: uint64(k)}}, v.s.stamp, nil, nil)
+		tg, _, err := rdmakv.LookupDeltaBatch(ctx, v.s.fab(), v.node, []rdmakv.DeltaLookup{{Delta: rd, Key: uint64(k)}}, v.s.stamp, nil, nil)
 		if err != nil {
 			return dst, fmt.Errorf("cannot read the delta of %v from shard %d: %w", k, o, err)
 		}
@@ -465,7 +515,7 @@ func (v *ShardView) appendBatch(ctx context.Context, keys []Key, shard int, dst 
 	rvals, rends := bs.rvals[:0], bs.rends[:0]
 	if len(lookups) > 0 {
 		var err error
-		rvals, rends, err = rdmakv.LookupBatch(ctx, v.s.fabric, v.node, lookups, rvals, rends)
+		rvals, rends, err = rdmakv.LookupBatch(ctx, v.s.fab(), v.node, lookups, rvals, rends)
 		bs.rvals, bs.rends = rvals, rends
 		if err != nil {
 			return dst, ends, fmt.Errorf("cannot read %d keys through the fabric: %w", len(lookups), err)

@@ -49,7 +49,7 @@ const DefaultCompactDeltaBytes = 256 << 20
 func (s *Service) Compact(ctx context.Context) (uint64, error) {
 	s.writeMu.Lock()
 	if s.compact.running {
-		s.writeMu.Unlock()
+		s.unlockWrites()
 		for {
 			select {
 			case <-ctx.Done():
@@ -58,19 +58,19 @@ func (s *Service) Compact(ctx context.Context) (uint64, error) {
 			}
 			s.writeMu.Lock()
 			running, out := s.compact.running, s.compact.last
-			s.writeMu.Unlock()
+			s.unlockWrites()
 			if !running {
 				return out.version, out.err
 			}
 		}
 	}
 	if err := s.writable(); err != nil {
-		s.writeMu.Unlock()
+		s.unlockWrites()
 		return 0, err
 	}
 	g := s.cur.Load()
 	if !g.tryRef() {
-		s.writeMu.Unlock()
+		s.unlockWrites()
 		return 0, fmt.Errorf("%w: the service is closing", web.ErrNotReady)
 	}
 	s.compact.running, s.compact.from, s.compact.since = true, g.version(), nil
@@ -79,13 +79,13 @@ func (s *Service) Compact(ctx context.Context) (uint64, error) {
 	for _, p := range s.pending {
 		s.compact.since = append(s.compact.since, sinceChange{version: p.g.version(), changes: p.changes})
 	}
-	s.writeMu.Unlock()
+	s.unlockWrites()
 	v, err := s.runCompaction(ctx, g)
 	g.release()
 	s.writeMu.Lock()
 	s.compact.running, s.compact.since = false, nil
 	s.compact.last, s.compact.lastRun = compactOutcome{v, err}, time.Now()
-	s.writeMu.Unlock()
+	s.unlockWrites()
 	return v, err
 }
 
@@ -115,21 +115,21 @@ func (s *Service) runCompaction(ctx context.Context, g *generation) (uint64, err
 	s.compact.hold, s.compact.done = true, make(chan struct{})
 	for len(s.pending) > 0 {
 		p := s.pending[len(s.pending)-1]
-		s.writeMu.Unlock()
+		s.unlockWrites()
 		p.commit.Wait()
 		for { // its goroutine publishes or drops it under writeMu
 			s.writeMu.Lock()
 			if p.settled || s.closed.Load() {
 				break
 			}
-			s.writeMu.Unlock()
+			s.unlockWrites()
 			time.Sleep(100 * time.Microsecond)
 		}
 	}
 	defer func() {
 		s.compact.hold = false
 		close(s.compact.done)
-		s.writeMu.Unlock()
+		s.unlockWrites()
 	}()
 	if s.closed.Load() {
 		c.Close()
@@ -169,7 +169,7 @@ func (s *Service) runCompaction(ctx context.Context, g *generation) (uint64, err
 func (s *Service) waitCompactionSwitch() {
 	for s.compact.hold {
 		done := s.compact.done
-		s.writeMu.Unlock()
+		s.unlockWrites()
 		<-done
 		s.writeMu.Lock()
 	}

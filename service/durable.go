@@ -44,7 +44,7 @@ func (s *Service) change(ctx context.Context, edit func(g *generation) (*graphst
 	s.writeMu.Lock()
 	s.waitCompactionSwitch()
 	if err := s.writable(); err != nil {
-		s.writeMu.Unlock()
+		s.unlockWrites()
 		return err
 	}
 	base := s.tip
@@ -56,40 +56,40 @@ func (s *Service) change(ctx context.Context, edit func(g *generation) (*graphst
 		if ds != nil {
 			ds.Discard()
 		}
-		s.writeMu.Unlock()
+		s.unlockWrites()
 		return err
 	}
 	if v, want := ds.Version(), base.version()+1; v != want {
 		ds.Discard()
-		s.writeMu.Unlock()
+		s.unlockWrites()
 		return fmt.Errorf("BUG: a write on version %d made version %d", want-1, v)
 	}
 	s.noteChange(ds.Version(), changes)
 	if s.log == nil {
-		defer s.writeMu.Unlock()
+		defer s.unlockWrites()
 		return s.publish(ds)
 	}
 	payload, err := wal.AppendChanges(nil, changes)
 	if err != nil {
 		ds.Discard()
-		s.writeMu.Unlock()
+		s.unlockWrites()
 		return fmt.Errorf("%w: %v", web.ErrBadRequest, err)
 	}
 	g, err := s.newGeneration(ds)
 	if err != nil {
 		ds.Discard()
-		s.writeMu.Unlock()
+		s.unlockWrites()
 		return err
 	}
 	p := &pendingWrite{g: g, changes: changes, commit: s.log.Append(g.version(), payload)}
 	s.pending = append(s.pending, p)
 	s.tip = g
-	s.writeMu.Unlock()
+	s.unlockWrites()
 
 	// Not cancellable: once appended, the log decides the outcome.
 	cerr := p.commit.Wait()
 	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	defer s.unlockWrites()
 	if !p.settled {
 		if cerr == nil {
 			s.publishUpTo(p)
@@ -118,13 +118,24 @@ func (s *Service) writable() error {
 }
 
 // publishUpTo publishes the pending writes up to p (their records are
-// durable: p's is, and records complete in order).
+// durable: p's is, and records complete in order). Only the newest of
+// them is served: the earlier ones were superseded before any reader
+// could see them (each request is still its own version and its own
+// record; readers see the dataset between requests, just not every such
+// state), so they never start an engine.
 func (s *Service) publishUpTo(p *pendingWrite) {
+	var last *pendingWrite
 	for len(s.pending) > 0 && s.pending[0].g.version() <= p.g.version() {
 		q := s.pending[0]
 		s.pending = s.pending[1:]
 		q.settle(nil)
-		s.swap(q.g)
+		if last != nil {
+			s.superseded = append(s.superseded, last.g)
+		}
+		last = q
+	}
+	if last != nil {
+		s.swap(last.g)
 	}
 }
 
@@ -212,7 +223,7 @@ func (s *Service) Recover(ctx context.Context) error {
 		return nil
 	}
 	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	defer s.unlockWrites()
 	g := s.cur.Load()
 	from := g.version()
 	rec := s.log.Recovery()

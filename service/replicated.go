@@ -37,7 +37,7 @@ func (s *Service) UpdateChanges(ctx context.Context, req *web.UpdateRequest) (ch
 		return nil, false, err
 	}
 	defer g.release()
-	r := &updateRun{svc: s, ctx: ctx, base: g.ds, baseEng: g.eng, cur: g.ds, using: usingOf(req),
+	r := &updateRun{svc: s, ctx: ctx, base: g.ds, baseGen: g, cur: g.ds, using: usingOf(req),
 		touched: map[rdf.Term]bool{}, exists: map[rdf.Term]bool{}, loads: loads, dry: true}
 	if _, err := r.run(u.Operations); err != nil {
 		return nil, false, err

@@ -110,6 +110,10 @@ type Service struct {
 	log     *wal.Log
 	tip     *generation
 	pending []*pendingWrite
+	// superseded are generations replaced under writeMu, released by
+	// unlockWrites (in the background: releasing counts those running).
+	superseded []*generation
+	releasing  sync.WaitGroup
 	// dataDir is the data directory of a durable service (compaction
 	// writes its snapshot there); compact is the compaction's state
 	// (compact.go), guarded by writeMu.
@@ -146,14 +150,32 @@ var (
 )
 
 // generation is one immutable dataset and the engine over it. refs counts
-// the service's own reference (while current) and one per query or
-// iterator using it; at zero the engine and the dataset are closed (the
-// dataset closes the stores no newer generation shares).
+// the service's own reference (while current or pending) and one per
+// query or iterator using it; at zero the engine and the dataset are
+// closed (the dataset closes the stores no newer generation shares). The
+// engine is started when the generation is published (or a write's
+// WHERE needs it first): a version that a group commit superseded before
+// it was published is never served and never gets one.
 type generation struct {
-	svc  *Service
-	ds   *graphstore.Dataset
-	eng  *exec.Engine
-	refs atomic.Int64
+	svc   *Service
+	ds    *graphstore.Dataset
+	engMu sync.Mutex
+	eng   *exec.Engine // nil until engine
+	refs  atomic.Int64
+}
+
+// engine returns the engine over g's dataset, starting it on first use.
+func (g *generation) engine() (*exec.Engine, error) {
+	g.engMu.Lock()
+	defer g.engMu.Unlock()
+	if g.eng == nil {
+		eng, err := g.svc.newEngine(g.ds)
+		if err != nil {
+			return nil, err
+		}
+		g.eng = eng
+	}
+	return g.eng, nil
 }
 
 // version is the generation's dataset's version: the LSN of the log
@@ -188,7 +210,13 @@ func NewDataset(ds *graphstore.Dataset, opts Options) (*Service, error) {
 		blankBase: "w" + hex.EncodeToString(rnd[:]),
 		live:      map[*generation]struct{}{}, stores: map[*graphstore.Store]int{}}
 	g, err := s.newGeneration(ds)
+	if err == nil {
+		_, err = g.engine()
+	}
 	if err != nil {
+		if g != nil {
+			g.retire()
+		}
 		ds.Close()
 		return nil, err
 	}
@@ -297,13 +325,13 @@ func storesOf(ds *graphstore.Dataset) []*graphstore.Store {
 	return out
 }
 
-// newGeneration starts the engine over ds. On error ds is not closed.
+// newGeneration makes the generation of ds (its engine starts later:
+// generation.engine). On error ds is not closed.
 func (s *Service) newGeneration(ds *graphstore.Dataset) (*generation, error) {
-	eng, err := s.newEngine(ds)
-	if err != nil {
-		return nil, err
+	if s.opts.NewEngine != nil && ds.NumGraphs() > 0 {
+		return nil, fmt.Errorf("%w: named graphs with a custom engine (Options.NewEngine serves the default graph only)", web.ErrUnsupported)
 	}
-	g := &generation{svc: s, ds: ds, eng: eng}
+	g := &generation{svc: s, ds: ds}
 	g.refs.Store(1)
 	s.statsMu.Lock()
 	s.live[g] = struct{}{}
@@ -375,7 +403,11 @@ func (g *generation) discard() {
 // retire closes g's engine and moves its stores' counters to the retired
 // totals.
 func (g *generation) retire() {
-	g.eng.Close()
+	g.engMu.Lock()
+	if g.eng != nil {
+		g.eng.Close()
+	}
+	g.engMu.Unlock()
 	s := g.svc
 	s.statsMu.Lock()
 	for _, st := range storesOf(g.ds) {
@@ -393,6 +425,12 @@ func (g *generation) retire() {
 // nothing is pending.
 func (s *Service) publish(ds *graphstore.Dataset) error {
 	g, err := s.newGeneration(ds)
+	if err == nil {
+		_, err = g.engine()
+		if err != nil {
+			g.retire()
+		}
+	}
 	if err != nil {
 		ds.Discard()
 		return err
@@ -401,15 +439,42 @@ func (s *Service) publish(ds *graphstore.Dataset) error {
 	return nil
 }
 
-// swap makes g current and releases the old generation; tip follows if it
-// was the old one.
+// swap makes g current (starting its engine) and releases the old
+// generation once writeMu is released (unlockWrites: closing an engine
+// waits for its goroutines, which no write should wait for); tip follows
+// if it was the old one.
 func (s *Service) swap(g *generation) {
+	// The engine's start can only fail for reasons of the dataset's shape
+	// (its shards, a custom engine with named graphs: newGeneration),
+	// which every version of a lineage shares with the first one.
+	if _, err := g.engine(); err != nil {
+		panic(fmt.Sprintf("BUG: version %d is durable but its engine does not start: %v", g.version(), err))
+	}
 	old := s.cur.Swap(g)
 	if s.tip == old {
 		s.tip = g
 	}
-	old.release()
+	s.superseded = append(s.superseded, old)
 	s.maybeCompact()
+}
+
+// unlockWrites releases writeMu, then, off the caller's path, the
+// generations superseded under it (a write's response need not wait for
+// the old engine's goroutines to stop; Close waits for them).
+func (s *Service) unlockWrites() {
+	old := s.superseded
+	s.superseded = nil
+	s.writeMu.Unlock()
+	if len(old) == 0 {
+		return
+	}
+	s.releasing.Add(1)
+	go func() {
+		defer s.releasing.Done()
+		for _, g := range old {
+			g.release()
+		}
+	}()
 }
 
 // Close stops serving: queries in flight finish, new ones get ErrNotReady.
@@ -421,7 +486,8 @@ func (s *Service) Close() error {
 		return nil
 	}
 	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	defer s.releasing.Wait()
+	defer s.unlockWrites()
 	var err error
 	if s.log != nil {
 		err = s.log.Close()
@@ -433,7 +499,7 @@ func (s *Service) Close() error {
 		s.pending = nil
 	}
 	s.tip = nil
-	s.cur.Load().release()
+	s.superseded = append(s.superseded, s.cur.Load())
 	return err
 }
 

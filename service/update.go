@@ -39,7 +39,7 @@ func (s *Service) Update(ctx context.Context, req *web.UpdateRequest) error {
 		return err
 	}
 	return s.change(ctx, func(g *generation) (*graphstore.Dataset, []graphstore.GraphChange, error) {
-		r := &updateRun{svc: s, ctx: ctx, base: g.ds, baseEng: g.eng, cur: g.ds, using: using,
+		r := &updateRun{svc: s, ctx: ctx, base: g.ds, baseGen: g, cur: g.ds, using: using,
 			touched: map[rdf.Term]bool{}, exists: map[rdf.Term]bool{}, loads: loads}
 		ds, err := r.run(u.Operations)
 		if err != nil {
@@ -83,7 +83,7 @@ type updateRun struct {
 	svc     *Service
 	ctx     context.Context
 	base    *graphstore.Dataset // the served dataset (not ours to close)
-	baseEng *exec.Engine        // its engine
+	baseGen *generation         // its generation (engine: its engine)
 	cur     *graphstore.Dataset // base, or an intermediate dataset we own
 	using   *sparql.Dataset     // the request's using-graph-uri / using-named-graph-uri
 	pending []graphstore.GraphChange
@@ -419,13 +419,15 @@ func (r *updateRun) modify(m *sparql.Modify) error {
 		}
 	}
 	r.reads = true
-	eng := r.baseEng
-	if r.cur != r.base {
-		var err error
-		if eng, err = r.svc.newEngine(r.cur); err != nil {
-			return err
-		}
+	var eng *exec.Engine
+	var err error
+	if r.cur == r.base {
+		eng, err = r.baseGen.engine()
+	} else if eng, err = r.svc.newEngine(r.cur); err == nil {
 		defer eng.Close()
+	}
+	if err != nil {
+		return err
 	}
 	res, err := eng.Run(r.ctx, q, exec.Options{Mode: r.svc.opts.Mode, ForkThreshold: r.svc.opts.ForkThreshold})
 	if err != nil {
