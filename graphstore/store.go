@@ -21,10 +21,10 @@ import (
 // base, the delta regions and the fabric (storeShared) and differ in
 // their stamp, statistics and dictionary.
 type Store struct {
-	dict    *Dict
-	stats   *Stats
-	n       int
-	nodes   int // of the fabric
+	dict  *Dict
+	stats *Stats
+	n     int
+	nodes int // of the fabric
 	// fabric is read through fab: a version with its own loopback
 	// fabric makes it on first use (lazyFabric), so versions that no
 	// reader or engine ever touches (the intermediate ones of a group
@@ -32,11 +32,11 @@ type Store struct {
 	fabric     rdmakv.Fabric
 	fabricOnce sync.Once
 	lazyFabric bool
-	closed     bool // guarded by sh.mu: a lazy fabric made after Close is closed at once
-	regions []*rdmakv.Region // nil: not local
-	tables  []*rdmakv.Table
-	views   []*ShardView
-	sh      *storeShared
+	closed     bool             // guarded by sh.mu: a lazy fabric made after Close is closed at once
+	regions    []*rdmakv.Region // nil: not local
+	tables     []*rdmakv.Table
+	views      []*ShardView
+	sh         *storeShared
 	// stamp: the delta records this version reads (those ≤ stamp);
 	// deltaOn[i]: shard i's delta has records this version reads.
 	stamp   uint64
