@@ -384,7 +384,7 @@ func (n *node) runSubQuery(ctx context.Context, cancel context.CancelFunc, key f
 	}
 	t.filters = flt
 	if q.analyze {
-		t.stats = make([]StepStats, len(q.steps))
+		t.stats = n.eng.newStepStats(len(q.steps))
 	}
 	rep := &reply{fork: q.fork}
 	res, err := func() (res *Table, err error) {

@@ -44,6 +44,9 @@ type StepStatsJSON struct {
 	Messages     uint64  `json:"fabric_messages"`
 	MessageBytes uint64  `json:"fabric_message_bytes"`
 	Forks        uint64  `json:"forks"`
+	// Shards are the step's figures on each shard (by shard; their sum
+	// is the above).
+	Shards []StepStatsJSON `json:"shards,omitempty"`
 }
 
 // ExplainNode is a node of the plan tree as EXPLAIN shows it.
@@ -225,10 +228,13 @@ func ExplainPlan(plan *planner.Plan, a *Analysis, store Store) *ExplainDoc {
 			for k, s := range n.Steps {
 				es := explainStep(k, s, n.Vars, store)
 				if ea != nil && k < len(ea.Steps) {
-					st := ea.Steps[k]
-					es.Actual = &StepStatsJSON{RowsIn: st.RowsIn, RowsOut: st.RowsOut, TimeMs: ms(st.Time.Seconds()),
-						Reads: st.Reads, ReadBytes: st.ReadBytes, RoundTrips: st.RoundTrips,
-						Messages: st.Messages, MessageBytes: st.MessageBytes, Forks: st.Forks}
+					a := stepJSON(&ea.Steps[k])
+					if k < len(ea.Shards) {
+						for i := range ea.Shards[k] {
+							a.Shards = append(a.Shards, *stepJSON(&ea.Shards[k][i]))
+						}
+					}
+					es.Actual = a
 				}
 				en.Steps = append(en.Steps, es)
 			}
@@ -254,6 +260,12 @@ func ExplainPlan(plan *planner.Plan, a *Analysis, store Store) *ExplainDoc {
 		doc.PlanMs, doc.ExecMs, doc.Rows = &p, &e, &a.TotalRows
 	}
 	return doc
+}
+
+func stepJSON(st *StepStats) *StepStatsJSON {
+	return &StepStatsJSON{RowsIn: st.RowsIn, RowsOut: st.RowsOut, TimeMs: ms(st.Time.Seconds()),
+		Reads: st.Reads, ReadBytes: st.ReadBytes, RoundTrips: st.RoundTrips,
+		Messages: st.Messages, MessageBytes: st.MessageBytes, Forks: st.Forks}
 }
 
 func ms(sec float64) float64 { return math.Round(sec*1e6) / 1e3 }

@@ -22,6 +22,34 @@ type StepStats struct {
 	Forks           uint64 // sub-queries sent
 }
 
+// newStepStats returns the measurements of steps steps on every shard:
+// step k on shard sh is [k*shards+sh] (task.stat). Sub-query replies
+// carry them so (their sum is elementwise); foldStats sums the shards.
+func (e *Engine) newStepStats(steps int) []StepStats {
+	return make([]StepStats, steps*len(e.nodes))
+}
+
+// stat returns the measurements of step k on the task's node.
+func (r *task) stat(k int) *StepStats { return &r.stats[k*len(r.eng.nodes)+r.node] }
+
+// foldStats sums per-shard measurements (newStepStats) into one per
+// step, and returns the per-shard ones by step.
+func foldStats(flat []StepStats, shards int) (steps []StepStats, byShard [][]StepStats) {
+	if shards <= 0 || len(flat)%shards != 0 {
+		return flat, nil
+	}
+	n := len(flat) / shards
+	steps = make([]StepStats, n)
+	byShard = make([][]StepStats, n)
+	for k := range steps {
+		byShard[k] = flat[k*shards : (k+1)*shards : (k+1)*shards]
+		for i := range byShard[k] {
+			steps[k].add(&byShard[k][i])
+		}
+	}
+	return steps, byShard
+}
+
 func (s *StepStats) add(o *StepStats) {
 	s.RowsIn += o.RowsIn
 	s.RowsOut += o.RowsOut
@@ -86,7 +114,7 @@ func (r *task) explore(k int, t *Table) (*Table, error) {
 		var st *StepStats
 		var t0 time.Time
 		if r.analyze {
-			st = &r.stats[k]
+			st = r.stat(k)
 			t0 = time.Now()
 		}
 		shards := r.eng.store.Shards()

@@ -118,6 +118,9 @@ func (a *Analysis) Of(ex *planner.Explore) *ExploreAnalysis {
 type ExploreAnalysis struct {
 	Coordinator int
 	Steps       []StepStats
+	// Shards are each step's measurements on each shard (the node that
+	// ran the step there): Shards[k][sh]; Steps[k] is their sum.
+	Shards [][]StepStats
 }
 
 // Execute runs a plan made by Plan (or planner.Build over this engine's

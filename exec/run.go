@@ -605,17 +605,25 @@ func (q *queryRun) explore(n *planner.Explore, seed *Table, out *sink) (*Table, 
 		return nil, err
 	}
 	if a := q.res.Analysis; a != nil {
+		stats, byShard := foldStats(stats, len(q.e.nodes))
 		q.mu.Lock()
-		a.Explores = append(a.Explores, ExploreAnalysis{Coordinator: coord, Steps: stats})
+		a.Explores = append(a.Explores, ExploreAnalysis{Coordinator: coord, Steps: stats, Shards: byShard})
 		if a.byExplore == nil {
 			a.byExplore = map[*planner.Explore]*ExploreAnalysis{}
 		}
-		if prev := a.byExplore[n]; prev != nil && len(prev.Steps) == len(stats) {
+		if prev := a.byExplore[n]; prev != nil && len(prev.Steps) == len(stats) && len(prev.Shards) == len(byShard) {
 			for i := range stats {
 				prev.Steps[i].add(&stats[i])
+				for j := range byShard[i] {
+					prev.Shards[i][j].add(&byShard[i][j])
+				}
 			}
 		} else {
-			a.byExplore[n] = &ExploreAnalysis{Coordinator: coord, Steps: append([]StepStats(nil), stats...)}
+			cp := &ExploreAnalysis{Coordinator: coord, Steps: append([]StepStats(nil), stats...)}
+			for _, s := range byShard {
+				cp.Shards = append(cp.Shards, append([]StepStats(nil), s...))
+			}
+			a.byExplore[n] = cp
 		}
 		q.mu.Unlock()
 	}

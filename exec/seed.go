@@ -305,7 +305,7 @@ func (e *Engine) runExploreFrom(ctx context.Context, ex *planner.Explore, seed *
 	}
 	t := &task{eng: e, node: coord, ctx: ctx, steps: ex.Steps, ncols: len(start.Vars), analyze: opts.Analyze, filters: flt, mem: mem}
 	if opts.Analyze {
-		t.stats = make([]StepStats, len(ex.Steps))
+		t.stats = e.newStepStats(len(ex.Steps))
 	}
 	// A streaming consumer runs on this goroutine: the worker hands it
 	// each batch (with carried columns checked) and waits for its answer.

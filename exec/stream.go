@@ -333,7 +333,7 @@ func (r *task) stream(k int, t *Table, out *sink) (bool, error) {
 	var st *StepStats
 	var t0 time.Time
 	if r.analyze {
-		st = &r.stats[k]
+		st = r.stat(k)
 		t0 = time.Now()
 	}
 	if r.eng.store.Shards() > 1 && s.Mode == planner.ModeForkJoin {

@@ -3,6 +3,9 @@ package service
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -259,6 +262,20 @@ func TestConsolePlanAndChart(t *testing.T) {
 	if n := bt.Eval[int](t, ctx, `document.querySelectorAll("#plan .mode").length`); n == 0 {
 		t.Error("no step modes")
 	}
+	// Fork-join: each exploration step has bars for its 4 shards, whose
+	// rows add up to the step's.
+	bt.Do(t, ctx, chromedp.SetValue(chromedp.ID("mode"), "fork-join"), chromedp.Click(chromedp.ID("analyze")),
+		bt.WaitFor(`document.querySelectorAll("#plan .shard-bars").length > 0`))
+	if got := bt.Eval[string](t, ctx, `[...document.querySelectorAll("#plan .plan-item")].filter(i => i.querySelector(".shard-bars")).map(i =>
+		i.querySelector(".c-rows .fig").textContent.split(" / ")[1] + "=" + [...i.querySelectorAll(".shard-row")].map(r => parseInt(r.children[1].textContent)).reduce((a, b) => a + b, 0) + "/" + i.querySelectorAll(".shard-row").length).join(" ")`); !regexp.MustCompile(`^(\d+=\d+/4 ?)+$`).MatchString(got) {
+		t.Errorf("per-shard bars: %s", got)
+	} else {
+		for _, f := range strings.Fields(got) {
+			if a, b, _ := strings.Cut(strings.TrimSuffix(f, "/4"), "="); a != b {
+				t.Errorf("a step's rows %s, its shards' rows %s", a, b)
+			}
+		}
+	}
 	// A GROUP BY charted by a chosen column.
 	bt.Do(t, ctx, chromedp.Click(chromedp.ID("view-table")))
 	runQuery(t, ctx, "SELECT ?class (COUNT(?x) AS ?n) WHERE { ?x a ?class } GROUP BY ?class ORDER BY DESC(?n)")
@@ -309,4 +326,54 @@ func TestConsoleStorePage(t *testing.T) {
 	if n := bt.Eval[int](t, ctx, `document.querySelectorAll("#results tbody tr").length`); n != 4 {
 		t.Errorf("%d instances of the top class after the update", n)
 	}
+}
+
+// TestConsoleScreenshots writes the README's screenshots of the console
+// on LUBM-1 into $WUKONGD_SCREENSHOTS (skipped without it):
+//
+//	WUKONGD_SCREENSHOTS=$PWD/docs go test ./service -run TestConsoleScreenshots
+func TestConsoleScreenshots(t *testing.T) {
+	dir := os.Getenv("WUKONGD_SCREENSHOTS")
+	if dir == "" {
+		t.Skip("WUKONGD_SCREENSHOTS is not set")
+	}
+	s := newService(t, lubm1Store(t, 4), Options{})
+	_, hs := serve(t, s, nil)
+	ctx := bt.Start(t)
+	shot := func(name string, h int64) { bt.Screenshot(t, ctx, filepath.Join(dir, name), 1280, h) }
+	bt.Do(t, ctx, chromedp.Navigate(hs.URL+"/"), chromedp.WaitVisible(chromedp.ID("query")))
+	// Wait for the term index.
+	bt.Do(t, ctx, bt.WaitFor(`(async () => (await (await fetch("/api/complete?kind=entity&q=x&limit=1")).json()).indexing !== true)()`))
+	const q = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>\n" +
+		"SELECT ?student ?course ?teacher WHERE {\n" +
+		"  ?student a ub:GraduateStudent ;\n" +
+		"           ub:takesCourse ?course .\n" +
+		"  ?teacher ub:teacherOf ?course ;\n" +
+		"           ub:worksFor <http://www.Department0.University0.edu> .\n" +
+		"}\nLIMIT 500"
+	runQuery(t, ctx, q)
+	bt.Do(t, ctx, setEditor(strings.Replace(q, "ub:takesCourse ?course .", "ub:", 1)),
+		chromedp.Evaluate[chromedp.Void](`(() => { const q = document.getElementById("query"); const i = q.value.indexOf("ub:\n") + 3; q.setSelectionRange(i, i); })()`),
+		chromedp.SendKeys(chromedp.ID("query"), "t"),
+		bt.WaitFor(`!document.getElementById("completions").hidden`))
+	shot("console-query.png", 760)
+	bt.Do(t, ctx, press("Escape"))
+	runQuery(t, ctx, q)
+	bt.Do(t, ctx, chromedp.Click(chromedp.CSS(`#results th:nth-child(2) button`)))
+	shot("console-results.png", 900)
+	bt.Do(t, ctx, chromedp.SetValue(chromedp.ID("mode"), "fork-join"), chromedp.Click(chromedp.ID("analyze")), bt.WaitFor(`document.querySelectorAll("#plan [role=treeitem]").length > 0`),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("pane-plan").scrollIntoView()`))
+	shot("console-plan.png", 900)
+	bt.Do(t, ctx, chromedp.Evaluate[chromedp.Void](`scrollTo(0, 0)`), chromedp.SetValue(chromedp.ID("mode"), "auto"))
+	runQuery(t, ctx, "SELECT ?class (COUNT(?x) AS ?instances) WHERE { ?x a ?class } GROUP BY ?class ORDER BY DESC(?instances)")
+	bt.Do(t, ctx, chromedp.Click(chromedp.ID("view-chart")), bt.WaitFor(`document.querySelectorAll("#chart rect").length > 0`),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("views").scrollIntoView()`))
+	shot("console-chart.png", 800)
+	runQuery(t, ctx, "DESCRIBE <http://www.Department0.University0.edu/FullProfessor0>")
+	bt.Do(t, ctx, chromedp.Click(chromedp.ID("view-graph")), bt.WaitFor(`document.querySelectorAll("#graph g.node").length > 0`),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("views").scrollIntoView()`))
+	shot("console-graph.png", 900)
+	bt.Do(t, ctx, chromedp.Evaluate[chromedp.Void](`scrollTo(0, 0)`), chromedp.Click(chromedp.ID("page-store-btn")),
+		bt.WaitFor(`document.querySelectorAll("#store-preds tbody tr").length > 0`))
+	shot("console-store.png", 900)
 }

@@ -189,6 +189,11 @@ func planStep(s exec.ExplainStep) web.PlanStep {
 		rows := int64(s.Actual.RowsOut)
 		ps.ActualRows = &rows
 		ps.Elapsed = web.Duration(s.Actual.TimeMs * float64(time.Millisecond))
+		for i, sh := range s.Actual.Shards {
+			ps.Shards = append(ps.Shards, web.ShardStepStats{Shard: i, Rows: int64(sh.RowsOut),
+				Time: web.Duration(sh.TimeMs * float64(time.Millisecond)),
+				FabricStats: web.FabricStats{Reads: int64(sh.Reads), ReadBytes: int64(sh.ReadBytes), Messages: int64(sh.Messages), MessageBytes: int64(sh.MessageBytes)}})
+		}
 	}
 	return ps
 }

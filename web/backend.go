@@ -293,8 +293,20 @@ type PlanStep struct {
 	ActualRows *int64       `json:"actualRows,omitempty"`
 	Elapsed    Duration     `json:"elapsedMs,omitempty"`
 	Fabric     *FabricStats `json:"fabric,omitempty"`
+	// Shards are the actual figures of an exploration step on each shard
+	// (analyze; by shard).
+	Shards []ShardStepStats `json:"shards,omitempty"`
 	// Children are nested sub-plans (UNION branches, OPTIONAL sides, …).
 	Children []PlanStep `json:"children,omitempty"`
+}
+
+// ShardStepStats are one step's actual figures on one shard: the rows it
+// made there and the fabric traffic of the node running it there.
+type ShardStepStats struct {
+	Shard int      `json:"shard"`
+	Rows  int64    `json:"rows"`
+	Time  Duration `json:"elapsedMs"`
+	FabricStats
 }
 
 // FabricStats counts cross-node traffic.

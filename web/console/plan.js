@@ -71,7 +71,7 @@ export function showPlan(plan) {
     }
     row.appendChild(fab);
     item.appendChild(row);
-    if (step.shards && step.shards.length) item.appendChild(shardBars(step.shards));
+    if (step.shards && step.shards.length > 1) item.appendChild(shardBars(step.shards));
     parent.appendChild(item);
     const kids = step.children || [];
     if (kids.length) {

@@ -139,7 +139,7 @@ export function drawChart(vars, rows, labelVar, valueVar, prefixes) {
     return;
   }
   const max = Math.max(...data.map((d) => Math.abs(d.value)), 1e-12);
-  const labelW = Math.min(300, 8 + 7 * Math.max(...data.map((d) => d.label.length)));
+  const labelW = Math.min(320, 12 + 7.6 * Math.max(...data.map((d) => d.label.length)));
   const W = 900, rowH = 22, plotW = W - labelW - 90;
   const H = data.length * rowH + 30;
   const s = svg("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `Bar chart of ?${valueVar} by ?${labelVar}` });
