@@ -191,7 +191,7 @@ func planStep(s exec.ExplainStep) web.PlanStep {
 		ps.Elapsed = web.Duration(s.Actual.TimeMs * float64(time.Millisecond))
 		for i, sh := range s.Actual.Shards {
 			ps.Shards = append(ps.Shards, web.ShardStepStats{Shard: i, Rows: int64(sh.RowsOut),
-				Time: web.Duration(sh.TimeMs * float64(time.Millisecond)),
+				Time:        web.Duration(sh.TimeMs * float64(time.Millisecond)),
 				FabricStats: web.FabricStats{Reads: int64(sh.Reads), ReadBytes: int64(sh.ReadBytes), Messages: int64(sh.Messages), MessageBytes: int64(sh.MessageBytes)}})
 		}
 	}
