@@ -115,6 +115,11 @@ func TestConsoleCompletion(t *testing.T) {
 	}
 	bt.Do(t, ctx, chromedp.KeyEvent("\x1b"), setEditor("SEL"), chromedp.SendKeys(chromedp.ID("query"), "E"),
 		bt.WaitFor(`[...document.querySelectorAll("#completions .c-text")].some(e => e.textContent === "SELECT")`))
+	// Typing a PREFIX declaration adds none of its own.
+	bt.Do(t, ctx, press("Escape"), setEditor(""), chromedp.SendKeys(chromedp.ID("query"), "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\nSELECT * { ?s rdfs:label ?o }"))
+	if got := bt.Eval[string](t, ctx, `document.getElementById("query").value`); got != "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\nSELECT * { ?s rdfs:label ?o }" {
+		t.Errorf("typing a PREFIX line made %q", got)
+	}
 	// Ctrl+Enter runs (the completion list closes).
 	runQuery(t, ctx, "PREFIX ex: <http://example.org/>\nSELECT ?p WHERE { ?p a ex:Person }")
 	if n := bt.Eval[int](t, ctx, `document.querySelectorAll("#results tbody tr").length`); n != 3 {

@@ -238,9 +238,10 @@ export class Editor {
     let m;
     while ((m = re.exec(body)) !== null) {
       const p = m[2] || "";
-      if (!(p in declared) && p in known.prefixes && !/^(?:PREFIX)$/i.test(p)) used.add(p);
+      // The name of a PREFIX declaration being typed does not count.
+      if (/PREFIX\s*$/i.test(body.slice(0, m.index + m[1].length))) continue;
+      if (!(p in declared) && p in known.prefixes) used.add(p);
     }
-    // Names inside a PREFIX declaration itself do not count.
     if (used.size === 0) return;
     const lines = [...used].sort().map((p) => "PREFIX " + p + ": <" + known.prefixes[p] + ">\n").join("");
     // After the existing PREFIX/BASE lines.
