@@ -90,6 +90,7 @@ func (b *BulkInsert) Len() int {
 // they were added. Language tags are lower-cased.
 func (b *BulkInsert) AddRaw(seq int, batch []RawTriple) error {
 	p := b.part(seq)
+	p.grow(len(batch))
 	var prev RawTerm
 	var prevID ID
 	for i := range batch {
@@ -128,6 +129,7 @@ func (b *BulkInsert) AddRaw(seq int, batch []RawTriple) error {
 // Add is AddRaw for terms given as strings.
 func (b *BulkInsert) Add(seq int, batch []rdf.Triple) error {
 	p := b.part(seq)
+	p.grow(len(batch))
 	for i := range batch {
 		t := &batch[i]
 		if t.P.Kind != rdf.KindIRI {
@@ -147,6 +149,14 @@ func (b *BulkInsert) Add(seq int, batch []rdf.Triple) error {
 		}
 	}
 	return nil
+}
+
+// grow makes room for n more triples: a part's first batch reserves for a
+// few more (a chunk's batches), later ones double.
+func (p *bulkPart) grow(n int) {
+	if cap(p.ids)-len(p.ids) < 3*n {
+		p.ids = slices.Grow(p.ids, max(3*n*8, cap(p.ids)))
+	}
 }
 
 // rawViewTerm views a RawTerm as an rdf.Term without copying (the view

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -32,7 +34,10 @@ what its writes cost:
   delete     inserts --delete-n triples of one fresh predicate, then times a
              DELETE WHERE removing them all
   post       POSTs --file (N-Triples, optionally .gz, streamed) to the Graph
-             Store endpoint's default graph: triples per second
+             Store endpoint's default graph: triples per second; with
+             --readers, that many clients run --queries (L4-L6 by default)
+             for --quiet before the POST and during it, and the latency
+             of each query quiet and during the POST is printed
 
 --mode picks which (comma-separated; default single,writers,delete).`)
 	url := fs.String("url", "http://127.0.0.1:8080", "server base URL")
@@ -43,6 +48,10 @@ what its writes cost:
 	dur := fs.Duration("duration", 10*time.Second, "length of the writers mode")
 	deleteN := fs.Int("delete-n", 100000, "triples the delete mode removes")
 	file := fs.String("file", "", "N-Triples file for the post mode (.gz allowed)")
+	readers := fs.Int("readers", 0, "clients querying during the post mode (0: none)")
+	quiet := fs.Duration("quiet", 10*time.Second, "how long the post mode's readers run before the POST")
+	queries := fs.String("queries", "/work/shared/datasets/lubm/queries/wukong/q4.rq,/work/shared/datasets/lubm/queries/wukong/q5.rq,/work/shared/datasets/lubm/queries/wukong/q6.rq",
+		"query files the post mode's readers run in turn (comma-separated)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -144,6 +153,30 @@ what its writes cost:
 					return err
 				}
 			}
+			var qs []namedQuery
+			if *readers > 0 {
+				if qs, err = readQueries(*queries); err != nil {
+					f.Close()
+					return err
+				}
+				quietLat := runReaders(ctx, ep, qs, *readers, func() { time.Sleep(*quiet) })
+				printReaders("quiet", qs, quietLat, nil)
+				cr := &countingReader{r: r}
+				t := time.Now()
+				var d time.Duration
+				during := runReaders(ctx, ep, qs, *readers, func() {
+					err = postNT(ctx, base, *token, cr)
+					d = time.Since(t)
+				})
+				f.Close()
+				if err != nil {
+					return err
+				}
+				fmt.Printf("post: %s (%d bytes, %d lines) in %.2f s: %.1f MB/s, %.0f triples/s, load %s\n", *file, cr.n, cr.lines, d.Seconds(),
+					float64(cr.n)/1e6/d.Seconds(), float64(cr.lines)/d.Seconds(), bench.ReadLoadAvg())
+				printReaders("during the POST", qs, during, quietLat)
+				continue
+			}
 			cr := &countingReader{r: r}
 			t := time.Now()
 			err = postNT(ctx, base, *token, cr)
@@ -152,7 +185,8 @@ what its writes cost:
 				return err
 			}
 			d := time.Since(t)
-			fmt.Printf("post: %s (%d bytes) in %.2f s: %.1f MB/s\n", *file, cr.n, d.Seconds(), float64(cr.n)/1e6/d.Seconds())
+			fmt.Printf("post: %s (%d bytes, %d lines) in %.2f s: %.1f MB/s, %.0f triples/s\n", *file, cr.n, cr.lines, d.Seconds(),
+				float64(cr.n)/1e6/d.Seconds(), float64(cr.lines)/d.Seconds())
 		default:
 			return fmt.Errorf("bench-writes: unknown mode %q", m)
 		}
@@ -161,14 +195,82 @@ what its writes cost:
 }
 
 type countingReader struct {
-	r io.Reader
-	n int64
+	r        io.Reader
+	n, lines int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	c.lines += int64(bytes.Count(p[:n], []byte{'\n'}))
 	return n, err
+}
+
+type namedQuery struct{ name, text string }
+
+func readQueries(list string) ([]namedQuery, error) {
+	var qs []namedQuery
+	for _, p := range strings.Split(list, ",") {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		qs = append(qs, namedQuery{filepath.Base(p), string(b)})
+	}
+	return qs, nil
+}
+
+// runReaders runs n clients sending qs in turn while work runs, and
+// returns the latencies (ms) of each query.
+func runReaders(ctx context.Context, ep *bench.Endpoint, qs []namedQuery, n int, work func()) [][]float64 {
+	var stop atomic.Bool
+	var mu sync.Mutex
+	lat := make([][]float64, len(qs))
+	var wg sync.WaitGroup
+	for c := 0; c < n; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := make([][]float64, len(qs))
+			for i := c; !stop.Load(); i++ {
+				k := i % len(qs)
+				t := time.Now()
+				if _, err := ep.Select(ctx, qs[k].text); err != nil {
+					fmt.Fprintf(os.Stderr, "bench-writes: %s: %v\n", qs[k].name, err)
+					continue
+				}
+				mine[k] = append(mine[k], float64(time.Since(t))/1e6)
+			}
+			mu.Lock()
+			for k := range mine {
+				lat[k] = append(lat[k], mine[k]...)
+			}
+			mu.Unlock()
+		}()
+	}
+	work()
+	stop.Store(true)
+	wg.Wait()
+	for k := range lat {
+		slices.Sort(lat[k])
+	}
+	return lat
+}
+
+func printReaders(phase string, qs []namedQuery, lat, quiet [][]float64) {
+	for k, q := range qs {
+		if len(lat[k]) == 0 {
+			fmt.Printf("readers %s: %s: no answers\n", phase, q.name)
+			continue
+		}
+		p99 := bench.Percentile(lat[k], 99)
+		line := fmt.Sprintf("readers %s: %s: %d queries, p50 %.2f ms, p99 %.2f ms, max %.2f ms", phase, q.name, len(lat[k]),
+			bench.Percentile(lat[k], 50), p99, lat[k][len(lat[k])-1])
+		if quiet != nil && len(quiet[k]) > 0 {
+			line += fmt.Sprintf(" (p99 %.2f× quiet)", p99/bench.Percentile(quiet[k], 99))
+		}
+		fmt.Println(line)
+	}
 }
 
 // postNT POSTs N-Triples to the Graph Store endpoint's default graph.
