@@ -1578,12 +1578,20 @@ func (b *builder) update1(ctx *parser.Update1Context) UpdateOp {
 	case *parser.InsertDataContext:
 		b.scopeID++
 		b.curScope = b.scopeID
+		qd := x.QuadData().(*parser.QuadDataContext)
+		if lb := b.lifted[tokPos(qd.LBRACE().GetSymbol())]; lb != nil {
+			return &InsertData{Pos: p, Quads: b.liftedQuads(lb)} // dense_data.go
+		}
 		b.dataLabels = true
-		qs := b.quads(x.QuadData().(*parser.QuadDataContext).Quads(), "", "INSERT DATA", true)
+		qs := b.quads(qd.Quads(), "", "INSERT DATA", true)
 		b.dataLabels = false
 		return &InsertData{Pos: p, Quads: groundOf(qs)}
 	case *parser.DeleteDataContext:
-		qs := b.quads(x.QuadData().(*parser.QuadDataContext).Quads(), "DELETE DATA", "DELETE DATA", true)
+		qd := x.QuadData().(*parser.QuadDataContext)
+		if lb := b.lifted[tokPos(qd.LBRACE().GetSymbol())]; lb != nil {
+			return &DeleteData{Pos: p, Quads: b.liftedQuads(lb)}
+		}
+		qs := b.quads(qd.Quads(), "DELETE DATA", "DELETE DATA", true)
 		return &DeleteData{Pos: p, Quads: groundOf(qs)}
 	case *parser.DeleteWhereContext:
 		qs := b.quads(x.QuadPattern().(*parser.QuadPatternContext).Quads(), "DELETE WHERE", "", true)

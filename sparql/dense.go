@@ -2,6 +2,7 @@ package sparql
 
 import (
 	"context"
+	"math"
 	"strings"
 
 	"github.com/wukongd/wukongd/rdf"
@@ -49,9 +50,23 @@ const (
 )
 
 type liftedToken struct {
+	off  uint32 // byte offset in the original text
+	n    uint32 // the length of its text, which starts skip bytes after off
+	skip uint8
 	kind liftKind
-	off  int    // byte offset in the original text
-	text string // a substring of the original text
+}
+
+// mkTok is a token at byte off whose text is text[start:end].
+func mkTok(kind liftKind, off, start, end int) liftedToken {
+	return liftedToken{off: uint32(off), n: uint32(end - start), skip: uint8(start - off), kind: kind}
+}
+
+// str is the token's text, a substring of the original text src. (Tokens
+// hold no pointers: a block of millions of them costs 12 bytes each and
+// nothing to the garbage collector.)
+func (t liftedToken) str(src string) string {
+	s := int(t.off) + int(t.skip)
+	return src[s : s+int(t.n)]
 }
 
 // liftedBlock is the content of one lifted VALUES block.
@@ -66,13 +81,14 @@ type liftedBlock struct {
 // and, in a block, every checkInterval tokens; when it is done the scan
 // stops with a parseAbort panic (recovered by parseWith).
 func liftValues(ctx context.Context, text string) (string, map[Pos]*liftedBlock) {
-	if len(text) < liftMin || !mayContainWordFold(text, "values") {
+	if len(text) < liftMin || len(text) > math.MaxUint32 || !mayContainWordFold(text, "values") && !mayContainWordFold(text, "data") {
 		return text, nil
 	}
 	nextCheck := checkChars
 	var out strings.Builder
 	var blocks map[Pos]*liftedBlock
-	last := 0 // text[last:] is not yet copied to out
+	last := 0  // text[last:] is not yet copied to out
+	word := "" // the last word seen
 	line, col, at := 1, 1, 0
 	posOf := func(off int) Pos { // off ≥ at
 		for ; at < off; at++ {
@@ -113,18 +129,27 @@ func liftValues(ctx context.Context, text string) (string, map[Pos]*liftedBlock)
 			for j < len(text) && (isWordByte(text[j]) || text[j] == '?' || text[j] == '$' || text[j] == ':' || text[j] >= 0x80) {
 				j++
 			}
-			if j-i == 6 && strings.EqualFold(text[i:j], "values") {
-				if open, close, b := liftBlock(ctx, text, j); b != nil {
-					if blocks == nil {
-						blocks = map[Pos]*liftedBlock{}
-					}
-					blocks[posOf(open)] = b
-					out.WriteString(text[last : open+1])
-					out.WriteString(padding(text[open+1 : close]))
-					last = close
-					i = close
-					continue
+			w := text[i:j]
+			prev, insert := word, strings.EqualFold(word, "insert")
+			word = w
+			var open, close int
+			var b *liftedBlock
+			switch {
+			case len(w) == 6 && strings.EqualFold(w, "values"):
+				open, close, b = liftBlock(ctx, text, j)
+			case len(w) == 4 && strings.EqualFold(w, "data") && (insert || strings.EqualFold(prev, "delete")):
+				open, close, b = liftQuadData(ctx, text, j, insert)
+			}
+			if b != nil {
+				if blocks == nil {
+					blocks = map[Pos]*liftedBlock{}
 				}
+				blocks[posOf(open)] = b
+				out.WriteString(text[last : open+1])
+				out.WriteString(padding(text[open+1 : close]))
+				last = close
+				i = close
+				continue
 			}
 			i = j
 		default:
@@ -273,7 +298,7 @@ func liftBlock(ctx context.Context, text string, i int) (open, close int, b *lif
 			if !ok || strings.IndexByte(text[i:j], '\\') >= 0 {
 				return 0, 0, nil
 			}
-			b.toks = append(b.toks, liftedToken{kind: lIRI, off: i, text: text[i+1 : j-1]})
+			b.toks = append(b.toks, mkTok(lIRI, i, i+1, j-1))
 			i = j
 			if !delimited(text, i) {
 				return 0, 0, nil
@@ -284,7 +309,7 @@ func liftBlock(ctx context.Context, text string, i int) (open, close int, b *lif
 			if !ok || j-i < 2 || strings.HasPrefix(text[i:], `"""`) || strings.HasPrefix(text[i:], `'''`) {
 				return 0, 0, nil
 			}
-			b.toks = append(b.toks, liftedToken{kind: lString, off: i, text: text[i+1 : j-1]})
+			b.toks = append(b.toks, mkTok(lString, i, i+1, j-1))
 			i = j
 			switch {
 			case i < len(text) && text[i] == '@':
@@ -295,20 +320,20 @@ func liftBlock(ctx context.Context, text string, i int) (open, close int, b *lif
 				if j == i+1 || text[j-1] == '-' {
 					return 0, 0, nil
 				}
-				b.toks = append(b.toks, liftedToken{kind: lLang, off: i, text: text[i+1 : j]})
+				b.toks = append(b.toks, mkTok(lLang, i, i+1, j))
 				i = j
 			case strings.HasPrefix(text[i:], "^^"):
-				b.toks = append(b.toks, liftedToken{kind: lType, off: i})
+				b.toks = append(b.toks, mkTok(lType, i, i, i))
 				i += 2
 				if i < len(text) && text[i] == '<' {
 					j, ok := scanIRI(text, i)
 					if !ok || strings.IndexByte(text[i:j], '\\') >= 0 {
 						return 0, 0, nil
 					}
-					b.toks = append(b.toks, liftedToken{kind: lIRI, off: i, text: text[i+1 : j-1]})
+					b.toks = append(b.toks, mkTok(lIRI, i, i+1, j-1))
 					i = j
 				} else if j, ok := scanPName(text, i); ok {
-					b.toks = append(b.toks, liftedToken{kind: lPName, off: i, text: text[i:j]})
+					b.toks = append(b.toks, mkTok(lPName, i, i, j))
 					i = j
 				} else {
 					return 0, 0, nil
@@ -345,7 +370,7 @@ func liftBlock(ctx context.Context, text string, i int) (open, close int, b *lif
 		if k != lOpen && k != lClose && k != lNil && !delimited(text, i) {
 			return 0, 0, nil
 		}
-		b.toks = append(b.toks, liftedToken{kind: k, off: start, text: text[start:i]})
+		b.toks = append(b.toks, mkTok(k, start, start, i))
 	}
 }
 
@@ -489,63 +514,63 @@ func (b *builder) liftedRows(v *Values, lb *liftedBlock, oneVar bool) {
 		switch t.kind {
 		case lOpen:
 			if oneVar || inRow {
-				failf(offPos(text, t.off), "unexpected '(' in VALUES")
+				failf(offPos(text, int(t.off)), "unexpected '(' in VALUES")
 			}
-			inRow, row, rowOff = true, make([]rdf.Term, 0, len(v.Vars)), t.off
+			inRow, row, rowOff = true, make([]rdf.Term, 0, len(v.Vars)), int(t.off)
 			continue
 		case lClose:
 			if !inRow {
-				failf(offPos(text, t.off), "unexpected ')' in VALUES")
+				failf(offPos(text, int(t.off)), "unexpected ')' in VALUES")
 			}
 			b.addRow(v, row, offPos(text, rowOff))
 			inRow, row = false, nil
 			continue
 		case lNil:
 			if oneVar || inRow {
-				failf(offPos(text, t.off), "unexpected '()' in VALUES")
+				failf(offPos(text, int(t.off)), "unexpected '()' in VALUES")
 			}
-			b.addRow(v, []rdf.Term{}, offPos(text, t.off))
+			b.addRow(v, []rdf.Term{}, offPos(text, int(t.off)))
 			continue
 		}
 		var term rdf.Term
 		switch t.kind {
 		case lIRI:
-			term = rdf.NewIRI(resolveIRI(b.base, t.text))
+			term = rdf.NewIRI(resolveIRI(b.base, t.str(text)))
 		case lPName:
 			term = rdf.NewIRI(b.liftedPName(t, text))
 		case lString:
-			lex := t.text
+			lex := t.str(text)
 			if strings.IndexByte(lex, '\\') >= 0 {
 				u, err := unescapeString(lex)
 				if err != nil {
-					failf(offPos(text, t.off), "%v in string", err)
+					failf(offPos(text, int(t.off)), "%v in string", err)
 				}
 				lex = u
 			}
 			term = rdf.NewLiteral(lex, "")
 			if i+1 < len(toks) && toks[i+1].kind == lLang {
 				i++
-				term = rdf.NewLangLiteral(lex, toks[i].text)
+				term = rdf.NewLangLiteral(lex, toks[i].str(text))
 			} else if i+2 < len(toks) && toks[i+1].kind == lType {
 				i += 2
 				dt := toks[i]
 				if dt.kind == lIRI {
-					term = rdf.NewLiteral(lex, resolveIRI(b.base, dt.text))
+					term = rdf.NewLiteral(lex, resolveIRI(b.base, dt.str(text)))
 				} else {
 					term = rdf.NewLiteral(lex, b.liftedPName(dt, text))
 				}
 			}
 		case lInteger:
-			term = rdf.NewLiteral(t.text, rdf.XSDInteger) // as written, sign included (numericTerm)
+			term = rdf.NewLiteral(t.str(text), rdf.XSDInteger) // as written, sign included (numericTerm)
 		case lDecimal:
-			term = rdf.NewLiteral(t.text, rdf.XSDDecimal)
+			term = rdf.NewLiteral(t.str(text), rdf.XSDDecimal)
 		case lDouble:
-			term = rdf.NewLiteral(t.text, rdf.XSDDouble)
+			term = rdf.NewLiteral(t.str(text), rdf.XSDDouble)
 		case lBool:
-			term = rdf.NewLiteral(strings.ToLower(t.text), rdf.XSDBoolean)
+			term = rdf.NewLiteral(strings.ToLower(t.str(text)), rdf.XSDBoolean)
 		case lUndef:
 		default:
-			failf(offPos(text, t.off), "BUG: lifted token %d", t.kind)
+			failf(offPos(text, int(t.off)), "BUG: lifted token %d", t.kind)
 		}
 		switch {
 		case oneVar:
@@ -553,7 +578,7 @@ func (b *builder) liftedRows(v *Values, lb *liftedBlock, oneVar bool) {
 		case inRow:
 			row = append(row, term)
 		default:
-			failf(offPos(text, t.off), "a VALUES value outside a row's parentheses")
+			failf(offPos(text, int(t.off)), "a VALUES value outside a row's parentheses")
 		}
 	}
 	if inRow {
@@ -562,12 +587,12 @@ func (b *builder) liftedRows(v *Values, lb *liftedBlock, oneVar bool) {
 }
 
 func (b *builder) liftedPName(t liftedToken, text string) string {
-	i := strings.IndexByte(t.text, ':')
-	ns, ok := b.prefixes[t.text[:i]]
+	i := strings.IndexByte(t.str(text), ':')
+	ns, ok := b.prefixes[t.str(text)[:i]]
 	if !ok {
-		failf(offPos(text, t.off), "undefined prefix %q", t.text[:i+1])
+		failf(offPos(text, int(t.off)), "undefined prefix %q", t.str(text)[:i+1])
 	}
-	return ns + t.text[i+1:]
+	return ns + t.str(text)[i+1:]
 }
 
 // offPos is the line and column (in code points) of byte off of text.
