@@ -98,6 +98,7 @@ type applyRun struct {
 	order  []*writeGraph
 	made   []*Store // fresh stores, closed if the run fails
 	tus    map[*rdmakv.DeltaTable]*tableUndo
+	ctx    context.Context // the write's: long loops stop when it ends
 	// hosted: the stores hold only some shards (ApplyHosted); lists of
 	// other shards are left to the nodes that hold them.
 	hosted bool
@@ -145,7 +146,7 @@ func (d *Dataset) applyWith(ctx context.Context, amend, hosted bool, changes []G
 		}
 	}
 	dict := d.dict.withOverlay().tip()
-	r := &applyRun{d: d, dict: dict, graphs: map[rdf.Term]*writeGraph{}, tus: map[*rdmakv.DeltaTable]*tableUndo{}, hosted: hosted}
+	r := &applyRun{d: d, dict: dict, graphs: map[rdf.Term]*writeGraph{}, tus: map[*rdmakv.DeltaTable]*tableUndo{}, hosted: hosted, ctx: ctx}
 	r.undo = &applyUndo{stamp: lin.stamp, ov: dict.ov, dict: dict.ov.mark()}
 	if amend {
 		r.undo.prev = d.undo
@@ -224,7 +225,12 @@ func (r *applyRun) change(ctx context.Context, ci int, c GraphChange) error {
 	}
 	if len(c.Delete) > 0 && g.st != nil {
 		del := make([]idTriple, 0, len(c.Delete))
-		for _, t := range c.Delete {
+		for i, t := range c.Delete {
+			if i%4096 == 4095 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			if x, ok := r.lookup(t); ok {
 				del = append(del, x)
 			}
@@ -237,6 +243,11 @@ func (r *applyRun) change(ctx context.Context, ci int, c GraphChange) error {
 		add := make([]idTriple, len(c.Insert))
 		aliases := r.dict.ovAlias
 		for i, t := range c.Insert {
+			if i%4096 == 4095 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			x, err := r.assign(ctx, t)
 			if err != nil {
 				return fmt.Errorf("cannot change the dataset: change %d, triple %d: %w", ci, i, err)
@@ -599,7 +610,12 @@ func (r *applyRun) write(ctx context.Context, g *writeGraph, triples []idTriple,
 	}
 	slices.Sort(verts)
 	verts = slices.Compact(verts)
-	for _, v := range verts {
+	for i, v := range verts {
+		if i%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		g.sd.vertex(st, v, -1)
 	}
 
@@ -690,7 +706,12 @@ func (r *applyRun) write(ctx context.Context, g *writeGraph, triples []idTriple,
 	if err := r.fixPunned(st, punned); err != nil {
 		return err
 	}
-	for _, v := range verts {
+	for i, v := range verts {
+		if i%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		g.sd.vertex(st, v, +1)
 	}
 	return nil
@@ -706,7 +727,12 @@ func (r *applyRun) toggleGroups(st *Store, recs []krec, sign int64, after func(o
 	recs = slices.Compact(recs)
 	tip := r.dict
 	var ids []uint64
-	for i := 0; i < len(recs); {
+	for i, n := 0, 0; i < len(recs); n++ {
+		if n%4096 == 4095 {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		j := i
 		for j < len(recs) && recs[j].o == recs[i].o && recs[j].k == recs[i].k {
 			j++
