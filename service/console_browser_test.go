@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	bt "github.com/wukongd/wukongd/internal/browsertest"
 	"github.com/wukongd/wukongd/web"
@@ -381,4 +382,38 @@ func TestConsoleScreenshots(t *testing.T) {
 	bt.Do(t, ctx, chromedp.Evaluate[chromedp.Void](`scrollTo(0, 0)`), chromedp.Click(chromedp.ID("page-store-btn")),
 		bt.WaitFor(`document.querySelectorAll("#store-preds tbody tr").length > 0`))
 	shot("console-store.png", 900)
+}
+
+// TestConsoleKeyboard drives the console's tabs, views and plan tree from
+// the keyboard and checks that every control has an accessible name.
+func TestConsoleKeyboard(t *testing.T) {
+	ctx, _, _ := startConsole(t)
+	unnamed := bt.Eval[string](t, ctx, `[...document.querySelectorAll("button, input, select, textarea")].filter(e => {
+		if (e.getAttribute("aria-label") || e.closest("label") || (e.id && document.querySelector("label[for=" + e.id + "]"))) return false;
+		return e.tagName !== "BUTTON" || e.textContent.trim() === "";
+	}).map(e => e.id || e.outerHTML.slice(0, 60)).join(", ")`)
+	if unnamed != "" {
+		t.Errorf("controls without an accessible name: %s", unnamed)
+	}
+	runQuery(t, ctx, "PREFIX ex: <http://example.org/>\nSELECT ?p ?q WHERE { ?p ex:knows ?q }")
+	// Result views: arrows move the selection and the focus.
+	bt.Do(t, ctx, chromedp.Focus(chromedp.ID("view-table")), chromedp.KeyEvent(kb.ArrowRight))
+	if got := bt.Eval[string](t, ctx, `document.activeElement.id + " " + document.getElementById("view-raw").getAttribute("aria-selected") + " " + document.getElementById("pane-raw").hidden`); got != "view-raw true false" {
+		t.Errorf("after ArrowRight on the Table view: %s", got)
+	}
+	// The plan tree.
+	bt.Do(t, ctx, chromedp.Click(chromedp.ID("analyze")), bt.WaitFor(`document.querySelectorAll("#plan [role=treeitem]").length > 1`),
+		chromedp.Focus(chromedp.CSS(`#plan [role=treeitem][tabindex="0"]`)), chromedp.KeyEvent(kb.ArrowDown))
+	if got := bt.Eval[int](t, ctx, `[...document.querySelectorAll("#plan [role=treeitem]")].indexOf(document.activeElement)`); got != 1 {
+		t.Errorf("ArrowDown in the plan tree focused item %d", got)
+	}
+	// Query tabs: Alt+T opens one, arrows move between them.
+	bt.Do(t, ctx, chromedp.KeyEvent("t", chromedp.KeyModifiers(chromedp.ModifierAlt)), bt.WaitFor(`document.querySelectorAll("#tabs [role=tab]").length === 2`),
+		chromedp.Focus(chromedp.CSS(`#tabs [role=tab][aria-selected=true]`)), chromedp.KeyEvent(kb.ArrowRight))
+	if got := bt.Eval[string](t, ctx, `document.activeElement.getAttribute("aria-selected") + " " + [...document.querySelectorAll("#tabs [role=tab]")].indexOf(document.activeElement)`); got != "true 0" {
+		t.Errorf("ArrowRight on the last tab: %s", got)
+	}
+	if q := bt.Eval[string](t, ctx, `document.getElementById("query").value`); !strings.Contains(q, "ex:knows") {
+		t.Errorf("the first tab's query is %q", q)
+	}
 }
