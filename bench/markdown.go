@@ -32,8 +32,12 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
-	p("Machine %s. Run %s UTC, commit %s. Data: %s (%s triples, %s).\n\n",
-		r.Machine, r.Date.UTC().Format("2006-01-02 15:04"), orDash(r.Commit), r.Dataset.Name, fmtInt(r.Dataset.Triples), r.Dataset.Source)
+	data := fmt.Sprintf("%s (%s triples, %s)", r.Dataset.Name, fmtInt(r.Dataset.Triples), r.Dataset.Source)
+	if r.Dataset.Reasoning != "" {
+		data = fmt.Sprintf("%s with its %s closure (%s triples, explicit and inferred; %s)", r.Dataset.Name, r.Dataset.Reasoning, fmtInt(r.Dataset.Triples), r.Dataset.Source)
+	}
+	p("Machine %s. Run %s UTC, commit %s. Data: %s.\n\n",
+		r.Machine, r.Date.UTC().Format("2006-01-02 15:04"), orDash(r.Commit), data)
 	p("Command: `%s`\n\n", r.Command)
 	p("Latency: %d warm-up runs, then up to %d timed runs per query (at least %d, stopping after %s); "+
 		"median and p99 (nearest rank: with fewer than 100 runs p99 is the slowest run). ",
@@ -144,9 +148,14 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 			}
 		}
 		p("Rows: the count %s returned; a peer's count is shown in bold where it differs (then no speed-up is computed).", Base)
-		if len(empty) > 0 {
-			p(" No rows for %s: on the raw UBA data these need RDFS/OWL inference, which none of the systems does here, "+
+		switch {
+		case len(empty) > 0 && r.Dataset.Reasoning == "":
+			p(" No rows for %s: on the raw UBA data these need RDFS/OWL inference, which none of the systems does here "+
+				"(`--reasoning owl-rl` materializes it and gives every system the closure), "+
 				"or never match (L3: undergraduates have no degree); they time a query that finds nothing.", strings.Join(empty, ", "))
+		case len(empty) > 0:
+			p(" No rows for %s, with the %s closure: these never match (L3: undergraduates have no degree; Q2 on LUBM-1); "+
+				"they time a query that finds nothing.", strings.Join(empty, ", "), r.Dataset.Reasoning)
 		}
 		p("\n\n")
 	}

@@ -46,6 +46,9 @@ type Dataset struct {
 	// Source says where the file came from ("UBA reference data" or
 	// "wukongd gen lubm").
 	Source string `json:"source"`
+	// Reasoning is the profile wukongd materialized ("owl-rl"; empty:
+	// none); Triples then counts the closure, which the peers load.
+	Reasoning string `json:"reasoning,omitempty"`
 }
 
 // System is one system's measurements.

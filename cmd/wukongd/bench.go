@@ -28,7 +28,9 @@ import (
 	"github.com/wukongd/wukongd/datasets"
 	wexec "github.com/wukongd/wukongd/exec"
 	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/loader"
 	"github.com/wukongd/wukongd/planner"
+	"github.com/wukongd/wukongd/reason"
 	"github.com/wukongd/wukongd/sparql"
 	"github.com/wukongd/wukongd/web"
 )
@@ -59,6 +61,8 @@ type benchFlags struct {
 	cpuprofile  string
 	reuse       bool
 	serveInProc bool
+	reasoning   string // none, rdfs, owl-rl: wukongd materializes, the peers load its closure
+	ontology    string
 }
 
 func runBench(args []string) error {
@@ -105,7 +109,12 @@ and, with --doc, the end-to-end section of docs/PERFORMANCE.md.`)
 	fs.BoolVar(&f.serveInProc, "serve-in-process", false, "serve HTTP from the benchmark's own process instead of a 'wukongd serve' child (for --cpuprofile of server and client together)")
 	only := fs.String("only", "", "run only these queries (labels or names, comma-separated: L1,Q14,wukong-q9)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the in-process runs and the HTTP client) to this file")
+	fs.StringVar(&f.reasoning, "reasoning", "none", "load wukongd with this reasoning (none, rdfs, owl-rl) and give the peers its exported closure, so that every system answers over the same triples")
+	fs.StringVar(&f.ontology, "ontology", "", "ontology for --reasoning (default: univ-bench.owl beside the LUBM data in ../shared/datasets/lubm)")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if _, err := reason.ParseProfile(f.reasoning); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -250,6 +259,15 @@ func (r *benchRun) run(ctx context.Context) error {
 	if f.skipTput {
 		r.rep.Throughput.Clients = nil
 	}
+	if f.reasoning != "none" {
+		if f.ontology == "" {
+			f.ontology = filepath.Join(r.f.repo, "..", "shared", "datasets", "lubm", "univ-bench.owl")
+		}
+		r.rep.Dataset.Reasoning = f.reasoning
+		r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("Reasoning %s: wukongd loads the data with `--reasoning %s --ontology %s` (the closure materialized at load); "+
+			"the peers, which have no reasoner, load that closure exported as N-Triples (`wukongd export`), so every system answers over the same triples "+
+			"and the standard queries Q4–Q13 find their rows.", f.reasoning, f.reasoning, filepath.Base(f.ontology)))
+	}
 	r.logf("machine %s; load average %s; report into %s", r.rep.Machine, bench.ReadLoadAvg(), f.out)
 
 	wk := &bench.System{Name: bench.Base, Version: gitCommit(r.f.repo),
@@ -260,6 +278,14 @@ func (r *benchRun) run(ctx context.Context) error {
 		r.logf("wukongd: %v", err)
 	}
 	r.save()
+	if f.reasoning != "none" && len(f.peers) > 0 && ctx.Err() == nil {
+		// The peers have no reasoner: they load wukongd's closure.
+		closure, err := r.exportClosure(ctx)
+		if err != nil {
+			return err
+		}
+		data = closure
+	}
 	for _, p := range f.peers {
 		if ctx.Err() != nil {
 			break
@@ -464,6 +490,9 @@ func selfCommand(ctx context.Context, args ...string) *exec.Cmd {
 func (r *benchRun) wukongd(ctx context.Context, s *bench.System, data string) error {
 	f := &r.f
 	r.snap = filepath.Join(f.work, fmt.Sprintf("snap-lubm%d-%dshards", f.scale, f.shards))
+	if f.reasoning != "none" {
+		r.snap += "-" + f.reasoning
+	}
 	var load *bench.Load
 	loadFile := r.snap + ".load.json"
 	if f.reuse {
@@ -575,7 +604,11 @@ func (r *benchRun) serveInProcess(ctx context.Context, s *bench.System, addr str
 func (r *benchRun) loadWukongd(ctx context.Context, data string) (*bench.Load, error) {
 	la := bench.ReadLoadAvg()
 	r.logf("wukongd: loading %s into %s (load average %s)", data, r.snap, la)
-	cmd := selfCommand(ctx, "load", "--shards", strconv.Itoa(r.f.shards), "--out", r.snap, data)
+	args := []string{"load", "--shards", strconv.Itoa(r.f.shards), "--out", r.snap}
+	if r.f.reasoning != "none" {
+		args = append(args, "--reasoning", r.f.reasoning, "--ontology", r.f.ontology)
+	}
+	cmd := selfCommand(ctx, append(args, data)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.Stdout = io.Discard
@@ -611,6 +644,24 @@ func (r *benchRun) loadWukongd(ctx context.Context, data string) (*bench.Load, e
 	r.logf("wukongd: loaded %d triples in %.1fs (%.0f triples/s), %.1f bytes/triple, peak RSS %d MB",
 		l.Triples, l.Seconds, l.TriplesPerSec, l.BytesPerTriple, l.PeakRSSBytes>>20)
 	return l, nil
+}
+
+// exportClosure writes the default graph of wukongd's snapshot (the
+// closure) as N-Triples for the peers, reusing the file of an earlier
+// run with --reuse-snapshot.
+func (r *benchRun) exportClosure(ctx context.Context) (string, error) {
+	file := r.snap + ".closure.nt.gz"
+	if _, err := os.Stat(file); err == nil && r.f.reuse {
+		r.logf("wukongd: reusing the exported closure %s", file)
+		return file, nil
+	}
+	t0 := time.Now()
+	n, err := loader.ExportFile(ctx, r.snap, file)
+	if err != nil {
+		return "", err
+	}
+	r.logf("wukongd: exported the closure, %d triples, into %s in %.1fs", n, file, time.Since(t0).Seconds())
+	return file, nil
 }
 
 // inProcess measures every query in process under each mode: parse (through
