@@ -4,7 +4,7 @@ BIN     := bin/wukongd
 ADDR    ?= 127.0.0.1:8080
 PKGS    := ./...
 
-.PHONY: all build test test-lubm test-uba test-crash lint generate bench bench-micro bench-e2e bench-peers bench-doc run clean conformance
+.PHONY: all build test test-lubm test-lubm-reasoning test-uba test-crash lint generate bench bench-micro bench-e2e bench-peers bench-doc run clean conformance
 
 all: build
 
@@ -35,6 +35,12 @@ test: lint
 # The generator against the LUBM-1/10/40 reference files (LUBM-40: ~10 s, not in CI).
 test-lubm:
 	WUKONGD_LUBM40=1 $(GO) test -count=1 -run 'IsUBA' -v ./datasets
+
+# The committed LUBM-10 and LUBM-40 Q1–Q14 answers with owl-rl reasoning,
+# each checked by something other than the reasoner (reason's
+# TestLUBMScaleStdQueries says how); a few minutes, ~2 GB.
+test-lubm-reasoning:
+	WUKONGD_LUBM_SCALES=10,40 $(GO) test -count=1 -timeout 30m -run 'TestLUBMScaleStdQueries' -v ./reason
 
 # The generator against UBA 1.7 itself (Java; UBA=classpath of its compiled classes), other seeds
 # and start indices; UPDATE=-update rewrites datasets/testdata/uba.tsv. About 3 minutes.

@@ -75,6 +75,18 @@ var stdDescriptions = []string{
 // data answers only Q1, Q2, Q3 and Q14 (the others need reasoning).
 var StdAnswersLUBM1 = []int{4, 0, 6, 34, 719, 7790, 67, 7790, 208, 4, 224, 15, 1, 5916}
 
+// StdAnswersLUBM10 and StdAnswersLUBM40 are our answers on the UBA
+// reference LUBM-10 and LUBM-40 (../shared/datasets/lubm) with univ-bench
+// under owl-rl. No published reference exists at these scales; how each
+// is checked (raw reference counts, University0-local answers equal to
+// LUBM-1's, rewritings over the explicit triples) is in reason's
+// TestLUBMScaleStdQueries (make test-lubm-reasoning) and
+// docs/PERFORMANCE.md.
+var (
+	StdAnswersLUBM10 = []int{4, 28, 6, 34, 719, 99566, 67, 7790, 2540, 4, 224, 15, 33, 75547}
+	StdAnswersLUBM40 = []int{4, 106, 6, 34, 719, 414241, 67, 7790, 10846, 4, 224, 15, 186, 313671}
+)
+
 var lubmQueries = mustLoadQueries()
 
 func mustLoadQueries() []Query {

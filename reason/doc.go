@@ -52,16 +52,28 @@
 //
 // # Evaluation
 //
-// Facts live in a hash set of ID triples split into partitions. A round
-// takes the previous round's new facts (the delta; at first, every
-// explicit triple), fires the rules for each delta fact on the workers
-// (each reads the set and the join indexes, which do not change during
-// the phase), routes the conclusions to their partitions and inserts them
-// there in parallel; what was not yet known is the next delta. Joins
-// (prp-trp, prp-fp, prp-ifp, cls-svf1, cls-avf, cls-int1, eq-rep-*) read
-// an index of the edges of only the predicates some join rule needs, and
-// the set itself for membership (x type c?). The closure is reached when
-// a round finds nothing new.
+// Facts live in a hash set of ID triples packed in 16 bytes (subject and
+// predicate in one word, object in the other; predicates are < 2^23, as
+// a dictionary gives them) split into 64 partitions. A round takes the
+// previous round's new facts (the delta; at first every explicit
+// triple, in the store's order) and fires the rules for each delta fact
+// on the workers (each reads the set and the join indexes, which do not
+// change during the phase). Conclusions are routed to their partitions
+// in chained blocks (nothing is copied as they grow) and inserted there
+// in parallel, filtered in place: what was not yet known is the next
+// delta, handed on as those blocks. Joins (prp-trp, prp-fp, prp-ifp,
+// cls-svf1, cls-avf, cls-int1, eq-rep-*) read an index of the edges of
+// only the predicates some join rule needs, and the set itself for
+// membership (x type c?). The closure is reached when a round finds
+// nothing new. Three things keep duplicate conclusions down, the main
+// cost (each is a probe of a big, cache-cold set): a conclusion emitted
+// from a closed table with its superclasses (cax-sco) or as a
+// superproperty with its domains, ranges and inverses carries a flag,
+// and firing it again skips those tables (they would emit the same
+// triples); on the first round of a materialization from scratch every
+// fact is in the delta, so a join rule fires from one premise only; and
+// each worker drops a conclusion equal to a recent one in a small
+// direct-mapped filter (a subject's domain types repeat back to back).
 //
 // # Maintenance
 //
