@@ -436,6 +436,9 @@ func (c *Closure) fireRouted(delta keys, facts Facts, first bool) []*router {
 		r := newRouter(len(c.parts), big)
 		routed[w] = r
 		firers[w] = firer{o: c.o, isLiteral: c.opts.IsLiteral, emit: r.add, first: first}
+		if big {
+			firers[w].litCache = make([]ID, litCacheSize)
+		}
 	}
 	c.forWorkers(len(chunks), func(w, i int) {
 		f := &firers[w]

@@ -24,7 +24,7 @@ type firer struct {
 	o         *Ontology
 	isLiteral func(ID) bool
 	emit      func(packed)
-	litCache  [litCacheSize]ID // direct-mapped: id<<1 | literal
+	litCache  []ID // direct-mapped: id<<1 | literal (nil: no cache, small deltas)
 	// first: the facts are exactly the delta (the first round of a
 	// materialization from scratch). A join rule's premises are then all
 	// in the delta, and firing it from every premise finds each
@@ -42,6 +42,9 @@ const litCacheSize = 1 << 10
 func (f *firer) lit(x ID) bool {
 	if f.isLiteral == nil {
 		return false
+	}
+	if f.litCache == nil {
+		return f.isLiteral(x)
 	}
 	slot := &f.litCache[uint64(x)*0x9e3779b97f4a7c15>>54]
 	if *slot>>1 == x && *slot != 0 {
