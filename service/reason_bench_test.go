@@ -3,21 +3,10 @@ package service
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/wukongd/wukongd/web"
 )
-
-// processCPU is this process's user+system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkInsertOneTriple is an INSERT DATA of one triple (a new student
 // taking a course: with owl-rl it derives Student, Person and more) on
