@@ -168,6 +168,10 @@ func (s *Service) dropFailed() {
 	s.forgetAfter(s.tip.version())
 }
 
+// replayBatchTriples is how many triples of log records recovery applies
+// in one step.
+const replayBatchTriples = 1 << 18
+
 // recoveryProgress is how far the replay of the log is.
 type recoveryProgress struct {
 	total, done atomic.Uint64
@@ -232,26 +236,62 @@ func (s *Service) Recover(ctx context.Context) error {
 			s.log.Dir(), from, rec.First, from+1, rec.First-1)
 	}
 	ds := g.ds
+	// Records are applied in batches (graphstore.Dataset.ApplyRecords:
+	// the versions in between are never built, no reader sees them), up
+	// to replayBatchTriples triples; with reasoning one at a time (the
+	// reasoner maintains its layer per change).
+	var batch [][]graphstore.GraphChange
+	var batchTriples int
+	var lastLSN uint64
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		var nds *graphstore.Dataset
+		var err error
+		if len(batch) == 1 || ds.Inferred() != nil {
+			for _, cs := range batch {
+				if nds, err = s.applyReasoned(ctx, ds, cs); err != nil { // Apply, and the reasoner's maintenance
+					return fmt.Errorf("cannot replay log record %d: %w", lastLSN-uint64(len(batch))+1, err)
+				}
+				if ds != g.ds {
+					ds.Close()
+				}
+				ds = nds
+			}
+		} else {
+			if nds, err = ds.ApplyRecords(ctx, batch); err != nil {
+				return fmt.Errorf("cannot replay log records %d..%d: %w", lastLSN-uint64(len(batch))+1, lastLSN, err)
+			}
+			if ds != g.ds {
+				ds.Close() // an intermediate version no reader saw, superseded
+			}
+			ds = nds
+		}
+		if ds.Version() != lastLSN {
+			return fmt.Errorf("BUG: log record %d replayed as version %d", lastLSN, ds.Version())
+		}
+		p.done.Add(uint64(len(batch)))
+		batch, batchTriples = batch[:0], 0
+		return nil
+	}
 	err := s.log.Replay(from, func(lsn uint64, payload []byte) error {
 		cs, err := wal.DecodeChanges(payload)
 		if err != nil {
 			return fmt.Errorf("log record %d: %w", lsn, err)
 		}
-		nds, err := s.applyReasoned(ctx, ds, cs) // Apply, and the reasoner's maintenance
-		if err != nil {
-			return fmt.Errorf("cannot replay log record %d: %w", lsn, err)
+		batch, lastLSN = append(batch, cs), lsn
+		for _, c := range cs {
+			batchTriples += len(c.Insert) + len(c.Delete) + 1
 		}
-		if nds.Version() != lsn {
-			nds.Discard()
-			return fmt.Errorf("BUG: log record %d replayed as version %d", lsn, nds.Version())
+		if batchTriples >= replayBatchTriples || ds.Inferred() != nil {
+			return flush()
 		}
-		if ds != g.ds {
-			ds.Close() // an intermediate version no reader saw, superseded
-		}
-		ds = nds
-		p.done.Add(1)
 		return nil
 	})
+	if err == nil {
+		err = flush()
+	}
 	if err != nil {
 		if ds != g.ds {
 			ds.Close()
