@@ -161,6 +161,13 @@ func appendSteps(b []byte, steps []planner.Step) []byte {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.EstRows))
 		b = binary.AppendUvarint(b, uint64(s.TypeCheck))
 		b = binary.AppendVarint(b, int64(s.CheckPattern))
+		b = append(b, boolByte(s.Intersect))
+		if s.Intersect {
+			b = binary.AppendUvarint(b, uint64(s.IntersectCol))
+			b = binary.AppendUvarint(b, uint64(s.IntersectPred))
+			b = append(b, byte(s.IntersectDir))
+			b = binary.AppendVarint(b, int64(s.IntersectPattern))
+		}
 	}
 	return b
 }
@@ -393,6 +400,12 @@ func (d *decoder) steps(ncolsMax int) []planner.Step {
 		s.EstRows = math.Float64frombits(d.u64())
 		s.TypeCheck = ID(d.uvarint())
 		s.CheckPattern = int(d.varint())
+		if s.Intersect = d.byte() == 1; s.Intersect {
+			s.IntersectCol = int(d.uvarint())
+			s.IntersectPred = ID(d.uvarint())
+			s.IntersectDir = planner.Dir(d.byte())
+			s.IntersectPattern = int(d.varint())
+		}
 	}
 	return steps
 }
@@ -451,6 +464,9 @@ func decodeSubQuery(b []byte) (*subQuery, error) {
 			if o.Kind == planner.OpVar && o.Col >= len(q.table.Cols) {
 				return nil, fmt.Errorf("cannot decode a sub-query: column %d of %d", o.Col, len(q.table.Cols))
 			}
+		}
+		if s.Intersect && (s.IntersectCol < 0 || s.IntersectCol >= len(q.table.Cols)) {
+			return nil, fmt.Errorf("cannot decode a sub-query: column %d of %d", s.IntersectCol, len(q.table.Cols))
 		}
 	}
 	return q, nil

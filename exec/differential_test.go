@@ -197,6 +197,7 @@ func TestDifferential(t *testing.T) {
 		{}, {Mode: modes[1]}, {Mode: modes[2]},
 		{ForkThreshold: 1}, // auto, forking whenever remote data is needed
 	}
+	fused := 0 // plans with a fused intersection (Step.Intersect)
 	for shards := 1; shards <= 8; shards++ {
 		e := newTestEngine(t, triples, shards)
 		for _, opts := range variants {
@@ -204,6 +205,13 @@ func TestDifferential(t *testing.T) {
 				res, err := e.Run(context.Background(), q.q, opts)
 				if err != nil {
 					t.Fatalf("%d shards %+v: %s: %v", shards, opts, q.text, err)
+				}
+				for _, ex := range res.Plan.Explores() {
+					for _, s := range ex.Steps {
+						if s.Intersect {
+							fused++
+						}
+					}
 				}
 				var rows [][]rdf.Term
 				for i := 0; i < res.Len(); i++ {
@@ -220,7 +228,10 @@ func TestDifferential(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d random queries (%d with answers) × 8 shard counts × %d variants agree with the reference", nq, nonEmpty, len(variants))
+	if fused == 0 {
+		t.Error("no plan fused a check into an expansion (Step.Intersect): that path is not tested")
+	}
+	t.Logf("%d random queries (%d with answers) × 8 shard counts × %d variants agree with the reference (%d fused intersections)", nq, nonEmpty, len(variants), fused)
 }
 
 // randomOptionalQuery makes a query of OPTIONAL, nested groups, MINUS,

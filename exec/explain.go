@@ -29,6 +29,12 @@ type ExplainStep struct {
 	// est_rows and the actual rows are after it.
 	Check        string `json:"fused_check,omitempty"`
 	CheckPattern *int   `json:"fused_check_pattern,omitempty"`
+	// Intersect is a known→known check fused into this expansion (pattern
+	// IntersectPattern): each row's neighbours are intersected with the
+	// list of the other, bound end, and est_rows and the actual rows are
+	// after it.
+	Intersect        string `json:"fused_intersect,omitempty"`
+	IntersectPattern *int   `json:"fused_intersect_pattern,omitempty"`
 	// EXPLAIN ANALYZE
 	Actual *StepStatsJSON `json:"actual,omitempty"`
 }
@@ -348,6 +354,17 @@ func explainStep(k int, s planner.Step, vars []sparql.Var, store Store) ExplainS
 		cp := s.CheckPattern
 		es.CheckPattern = &cp
 	}
+	if s.Intersect {
+		pat := planner.Column(s.IntersectCol)
+		// The fused pattern as written: ?To p ?W (read backwards) or ?W p ?To.
+		if s.IntersectDir == planner.In {
+			es.Intersect = es.To + " " + operandString(planner.Const(s.IntersectPred), vars, store) + " " + operandString(pat, vars, store)
+		} else {
+			es.Intersect = operandString(pat, vars, store) + " " + operandString(planner.Const(s.IntersectPred), vars, store) + " " + es.To
+		}
+		ip := s.IntersectPattern
+		es.IntersectPattern = &ip
+	}
 	if s.PredNew {
 		es.Binds = append(es.Binds, es.Pred)
 	}
@@ -399,6 +416,9 @@ func Explain(plan *planner.Plan, a *Analysis, store Store) string {
 				fmt.Fprintf(&b, " %s %s → %s", s.Pred, s.Dir, s.To)
 				if s.Check != "" {
 					fmt.Fprintf(&b, " + fused check %s", s.Check)
+				}
+				if s.Intersect != "" {
+					fmt.Fprintf(&b, " + intersect %s", s.Intersect)
 				}
 				fmt.Fprintf(&b, "  mode=%s", s.Mode)
 				if s.Partitioned != "" {

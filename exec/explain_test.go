@@ -131,9 +131,15 @@ func TestFusedTypeCheck(t *testing.T) {
 					continue
 				}
 				fused++
-				want, ok := checkOut[s.CheckPattern]
+				// With a check fused too (Step.Intersect), the rows are
+				// after that check, the later one of the two.
+				last := s.CheckPattern
+				if s.Intersect {
+					last = s.IntersectPattern
+				}
+				want, ok := checkOut[last]
 				if got := res0Steps(res)[k].RowsOut; !ok || got != want {
-					t.Errorf("%s: fused step %d made %d rows, fork-join's check of pattern %d %d (%v)", m, k+1, got, s.CheckPattern, want, ok)
+					t.Errorf("%s: fused step %d made %d rows, fork-join's check of pattern %d %d (%v)", m, k+1, got, last, want, ok)
 				}
 			}
 			if fused == 0 {

@@ -389,6 +389,12 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 	if out, ok, err := r.checkFromTo(s, t, st); ok {
 		return out, err
 	}
+	if s.Intersect {
+		if s.Pred.ID == graphstore.TypeID && s.Dir == planner.In {
+			return r.unfuseIntersect(s, t, st) // the type index, not a list
+		}
+		return r.intersect(s, t, st)
+	}
 	var keep []*idSet // fused type check: the class's instances by shard
 	if s.TypeCheck != 0 {
 		sets, ok, err := r.fusedTypeSets(s, t, st)
@@ -840,4 +846,95 @@ func (r *task) checkFromTo(s *planner.Step, t *Table, st *StepStats) (*Table, bo
 		}
 	}
 	return t.gather(src), true, nil
+}
+
+// intersect runs an expansion with a fused known→known check
+// (Step.Intersect): a row's neighbours (From, Pred, Dir) that are also in
+// the list (its IntersectCol value, IntersectPred, IntersectDir), and of
+// class TypeCheck if that is fused too, make its rows — the same rows, in
+// the same order, as the expansion followed by the check.
+func (r *task) intersect(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
+	var keep []*idSet
+	if s.TypeCheck != 0 {
+		sets, ok, err := r.fusedTypeSets(s, t, st)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return r.unfuseIntersect(s, t, st)
+		}
+		keep = sets
+	}
+	wcol := t.Cols[s.IntersectCol]
+	var fromCol []ID
+	if s.From.Kind == planner.OpVar {
+		fromCol = t.Cols[s.From.Col]
+	}
+	if wcol == nil || (s.From.Kind == planner.OpVar && fromCol == nil) {
+		return t.gather(nil), nil // unbound everywhere: no row has the edges
+	}
+	fa, fb := newFetch(r, t.N), newFetch(r, t.N)
+	ha, hb := make([]int32, t.N), make([]int32, t.N)
+	sc := stopCheck{ctx: r.ctx}
+	for row := 0; row < t.N; row++ {
+		if err := sc.add(1); err != nil {
+			return nil, err
+		}
+		v := s.From.ID
+		if fromCol != nil {
+			v = fromCol[row]
+		}
+		ha[row] = fa.want(v, s.Pred.ID, s.Dir)
+		hb[row] = fb.want(wcol[row], s.IntersectPred, s.IntersectDir)
+	}
+	if err := fa.run(st); err != nil {
+		return nil, err
+	}
+	if err := fb.run(st); err != nil {
+		return nil, err
+	}
+	src := make([]int32, 0, t.N)
+	var newTo []ID
+	g := growth{m: r.mem}
+	defer g.done()
+	rowBytes := int64(8*len(t.Cols) + 12)
+	sc.grow = func() { g.to(int64(len(src)) * rowBytes) }
+	store := r.eng.store
+	made := 0
+	for row := 0; row < t.N; row++ {
+		if err := sc.add(1 + len(src) - made); err != nil {
+			return nil, err
+		}
+		made = len(src)
+		at := len(newTo)
+		newTo = appendIntersection(newTo, fa.list(ha[row]), fb.list(hb[row]))
+		n := at
+		for _, x := range newTo[at:] {
+			if keep != nil && !keep[store.Owner(x)].has(x) {
+				continue
+			}
+			newTo[n] = x
+			n++
+			src = append(src, int32(row))
+		}
+		newTo = newTo[:n]
+	}
+	out := t.gather(src)
+	out.Cols[s.To.Col] = newTo
+	return out, nil
+}
+
+// unfuseIntersect runs an expansion with a fused check as the two steps it
+// stands for (when its fused type check has no bitmaps to test).
+func (r *task) unfuseIntersect(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
+	u := *s
+	u.Intersect = false
+	out, err := r.apply(&u, t, st)
+	if err != nil || out.N == 0 {
+		return out, err
+	}
+	chk := planner.Step{Kind: planner.StepCheck, Pattern: s.IntersectPattern, From: planner.Column(s.IntersectCol),
+		Pred: planner.Const(s.IntersectPred), Dir: s.IntersectDir, To: planner.Column(s.To.Col),
+		Mode: s.Mode, Partitioned: -1, EstRows: s.EstRows}
+	return r.apply(&chk, out, st)
 }

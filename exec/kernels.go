@@ -64,6 +64,45 @@ func differenceSorted(a, b []ID) []ID {
 	return out
 }
 
+// appendIntersection appends the IDs in both sorted lists a and b to dst,
+// ascending: it gallops through the longer list with each element of the
+// shorter when their sizes differ by more than 8×, else merges the two.
+func appendIntersection(dst, a, b []ID) []ID {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(a) == 0 {
+		return dst
+	}
+	if len(a)*8 < len(b) {
+		pos := 0
+		for _, x := range a {
+			pos = gallop(b, pos, x)
+			if pos == len(b) {
+				break
+			}
+			if b[pos] == x {
+				dst = append(dst, x)
+			}
+		}
+		return dst
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch x, y := a[i], b[j]; {
+		case x < y:
+			i++
+		case x > y:
+			j++
+		default:
+			dst = append(dst, x)
+			i++
+			j++
+		}
+	}
+	return dst
+}
+
 // dedupSorted removes adjacent duplicates in place.
 func dedupSorted(l []ID) []ID {
 	if len(l) < 2 {

@@ -145,6 +145,20 @@ type Step struct {
 	// EstRows is then the estimate after the check. See fuseTypeChecks.
 	TypeCheck    ID
 	CheckPattern int
+	// Intersect is a known→known check fused into an expansion (StepExpand
+	// binding To from a bound From, constant predicate): the pattern
+	// IntersectPattern of the BGP, which would be the next step, relates
+	// ?To to the bound column IntersectCol by IntersectPred, so the
+	// expansion keeps only the neighbours that are also in the sorted list
+	// (?IntersectCol, IntersectPred, IntersectDir): per row, two sorted
+	// lists merged instead of one row per neighbour and a lookup or a
+	// search per row. EstRows is then the estimate after the check. See
+	// fuseIntersections.
+	Intersect        bool
+	IntersectCol     int
+	IntersectPred    ID
+	IntersectDir     Dir
+	IntersectPattern int
 }
 
 // Explore is a basic graph pattern as an exploration plan. Its Table has

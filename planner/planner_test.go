@@ -257,6 +257,12 @@ func TestRandomBGPsAreWellFormed(t *testing.T) {
 			if s.TypeCheck != 0 {
 				seen[s.CheckPattern]++
 			}
+			if s.Intersect {
+				seen[s.IntersectPattern]++
+				if !bound[s.IntersectCol] || s.IntersectCol == s.To.Col {
+					t.Fatalf("%v: step %+v intersects with an unbound column", pats, s)
+				}
+			}
 			if s.Kind != StepIndex && s.From.Kind == OpVar && !bound[s.From.Col] {
 				t.Fatalf("%v: step %+v starts from an unbound column", pats, s)
 			}
@@ -335,5 +341,60 @@ func TestSearchRespectsContext(t *testing.T) {
 	// Without a context (default budget) the same query plans.
 	if _, err := Build(q, testCatalog(), testStats(4), Options{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// fuseIntersections folds a known→known check into the expansion before
+// it when reading the other end's lists costs less than the rows and
+// lookups of the check, with the direction of the list read from that
+// end, and leaves it alone otherwise.
+func TestFuseIntersections(t *testing.T) {
+	st := testStats(1)
+	// ?c (col 0) from an index; ?s (col 1) takes ?c expanded from ?c; then
+	// the check ?s memberOf ?d with ?d (col 2) bound.
+	expand := Step{Kind: StepExpand, Pattern: 0, From: Column(0), Pred: Const(4), Dir: In, To: Column(1), ToNew: true, EstRows: 60_000}
+	check := func(from, to int, d Dir) Step {
+		return Step{Kind: StepCheck, Pattern: 1, From: Column(from), Pred: Const(7), Dir: d, To: Column(to), EstRows: 30}
+	}
+	for _, tc := range []struct {
+		name    string
+		chk     Step
+		rows    float64
+		fuse    bool
+		wantDir Dir
+	}{
+		// ?s memberOf ?d: ?s is in (?d, memberOf, In).
+		{"x p w", check(1, 2, Out), 100, true, In},
+		// ?d memberOf⁻¹ ?s written from ?d: ?s is in (?d, memberOf, In) too.
+		{"w p x", check(2, 1, In), 100, true, In},
+		// Lists of ?d of 5,000 entries read for each of 1,000 rows cost
+		// more than checking 60,000 rows.
+		{"too many rows", check(1, 2, Out), 1_000, false, 0},
+	} {
+		steps := fuseIntersections([]Step{expand, tc.chk}, st, tc.rows)
+		if !tc.fuse {
+			if len(steps) != 2 || steps[0].Intersect {
+				t.Errorf("%s: fused %+v", tc.name, steps)
+			}
+			continue
+		}
+		if len(steps) != 1 {
+			t.Fatalf("%s: %d steps, want the check fused", tc.name, len(steps))
+		}
+		s := steps[0]
+		if !s.Intersect || s.IntersectCol != 2 || s.IntersectPred != 7 || s.IntersectDir != tc.wantDir ||
+			s.IntersectPattern != 1 || s.EstRows != 30 {
+			t.Errorf("%s: step %+v, want an intersection with (?d, memberOf, %s), pattern 1, 30 rows", tc.name, s, tc.wantDir)
+		}
+	}
+	// rdf:type checks and checks of a variable the expansion did not bind
+	// are not intersections.
+	for _, chk := range []Step{
+		{Kind: StepCheck, From: Column(1), Pred: Const(1), Dir: Out, To: Column(2)},
+		{Kind: StepCheck, From: Column(0), Pred: Const(7), Dir: Out, To: Column(2)},
+	} {
+		if steps := fuseIntersections([]Step{expand, chk}, st, 10); len(steps) != 2 {
+			t.Errorf("check %+v fused", chk)
+		}
 	}
 }
