@@ -95,6 +95,9 @@ type Engine struct {
 	// typeSets caches, per node, bitmaps of shards' class instances
 	// (typeSetKey → *idSet, nil when too sparse), for type checks.
 	typeSets sync.Map
+	// typeRows counts, per node and class, the rows type-checked row by
+	// row (a lookup each) because no bitmap was built (typeSetsPay).
+	typeRows sync.Map // typeSetKey{node, node, class} → *atomic.Int64
 }
 
 // planCache keeps the plans of recently run queries, keyed by the parsed

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/wukongd/wukongd/graphstore"
@@ -656,7 +657,7 @@ func (r *task) typeCheckByIndex(s *planner.Step, t *Table, st *StepStats) (*Tabl
 		return nil, false, nil
 	}
 	shards := r.eng.store.Shards()
-	if t.N < 64 && !r.eng.hasTypeSets(r.node, c) {
+	if !r.eng.typeSetsPay(r.node, c, t.N) {
 		return nil, false, nil
 	}
 	col := t.Cols[s.From.Col]
@@ -699,7 +700,7 @@ func (r *task) fusedTypeSets(s *planner.Step, t *Table, st *StepStats) ([]*idSet
 	if _, punned := r.eng.stats.Preds[c]; punned {
 		return nil, false, nil
 	}
-	if t.N < 64 && !r.eng.hasTypeSets(r.node, c) {
+	if !r.eng.typeSetsPay(r.node, c, t.N) {
 		return nil, false, nil
 	}
 	sets := make([]*idSet, r.eng.store.Shards())
@@ -746,6 +747,27 @@ type typeSetKey struct {
 func (e *Engine) hasTypeSets(node int, c ID) bool {
 	_, ok := e.typeSets.Load(typeSetKey{node, node, c})
 	return ok
+}
+
+// typeSetsPay reports whether a type check of class c over rows rows on
+// node should test the class's bitmaps (building them if need be) rather
+// than look up each row's types: when they are built already, when the
+// rows are many (64), or once the rows this node checked row by row reach
+// 1/64 of the class's instances — building the bitmaps reads and sets
+// about one bit per instance, a lookup costs about as much as 64 of those,
+// so by then the lookups have cost what the bitmaps would (a light query
+// repeated with new constants, each checking a few rows, pays for them).
+func (e *Engine) typeSetsPay(node int, c ID, rows int) bool {
+	if rows >= 64 || e.hasTypeSets(node, c) {
+		return true
+	}
+	k := typeSetKey{node, node, c}
+	v, ok := e.typeRows.Load(k)
+	if !ok {
+		v, _ = e.typeRows.LoadOrStore(k, new(atomic.Int64))
+	}
+	done := v.(*atomic.Int64).Add(int64(rows))
+	return uint64(done)*64 >= e.stats.Classes[c]
 }
 
 // typeSet returns node r.node's bitmap of shard sh's instances of c,

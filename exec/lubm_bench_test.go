@@ -17,7 +17,8 @@ import (
 	"github.com/wukongd/wukongd/rdf"
 )
 
-// The LUBM-40 benchmark: Wukong's L1–L7 (queries/wukong q1–q7), end to end
+// The LUBM-40 benchmark: Wukong's L1–L7 (queries/wukong q1–q7) and the
+// standard Q14 (queries/std/q14), end to end
 // in process (parse, plan, explore, decode every term to N-Triples text),
 // on 1 and 4 shards, in each mode. The store is built once into a snapshot
 // under $WUKONGD_BENCH_DIR (default: the temp dir) and mapped from there.
@@ -97,6 +98,13 @@ func BenchmarkLUBM40(b *testing.B) {
 		}
 		qs = append(qs, query{fmt.Sprintf("L%d", i), string(text)})
 	}
+	// Q14 (every undergraduate, 313,671 rows on LUBM-40): the index scan
+	// and the output at their largest.
+	text, err := os.ReadFile(filepath.Join(lubmDir, "queries", "std", "q14.rq"))
+	if err != nil {
+		b.Skipf("queries not available: %v", err)
+	}
+	qs = append(qs, query{"Q14", string(text)})
 	for _, shards := range []int{1, 4} {
 		st := lubm40Store(b, shards)
 		e, err := NewGraphEngine(st, Config{})

@@ -184,6 +184,10 @@ func planStep(s exec.ExplainStep) web.PlanStep {
 			// A type check fused into the expansion: both patterns.
 			ps.Pattern += " . " + s.Check
 		}
+		if s.Intersect != "" {
+			// A known→known check fused into the expansion: its pattern too.
+			ps.Pattern += " . " + s.Intersect
+		}
 	}
 	if s.Actual != nil {
 		rows := int64(s.Actual.RowsOut)
