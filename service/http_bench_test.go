@@ -170,7 +170,7 @@ func BenchmarkServerPath(b *testing.B) {
 }
 
 // mixTexts draws n texts of Wukong's light mix over s's data.
-func mixTexts(b *testing.B, s *Service, n int) []string {
+func mixTexts(b testing.TB, s *Service, n int) []string {
 	consts := map[string][]string{}
 	for _, class := range bench.Classes(bench.WukongMix) {
 		res, err := s.Query(context.Background(), &web.QueryRequest{Query: bench.InstancesQuery(class)})
