@@ -280,7 +280,7 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 	}
 	if base != nil && len(base.ThroughputInProcess) > 0 {
 		p("%s\n\n", h("Throughput: the same mix in process"))
-		p("The same query sequence run by N goroutines calling %s's engine directly (parse — every text is new, so the parse cache misses — plan, execute; no HTTP, no decoding): "+
+		p("The same query sequence run by N goroutines calling %s's engine directly (a text of a known shape runs its template's plan bound to its constants, as the server does; others are parsed and planned; no HTTP, no decoding): "+
 			"what the engine sustains without the protocol.\n\n", Base)
 		p("| clients | q/s | median / p99 (ms) | load avg, other cores |\n|---|---|---|---|\n")
 		for _, pt := range base.ThroughputInProcess {

@@ -746,11 +746,24 @@ func (r *benchRun) buildMix(ctx context.Context, eng *wexec.Engine) error {
 
 // throughputInProcess runs the mixed workload against the engine directly.
 func (r *benchRun) throughputInProcess(ctx context.Context, s *bench.System, eng *wexec.Engine) {
+	// As the server does: a text of a known shape runs its template's
+	// plan bound to its constants (docs/DESIGN.md §14), others are parsed.
+	shapes := sparql.NewShapes(0, 0)
 	do := func(ctx context.Context, text string) (int, error) {
+		if tq, params, ok := shapes.Lookup(text, ""); ok {
+			res, err := eng.RunParams(ctx, tq, params, wexec.Options{})
+			if !errors.Is(err, wexec.ErrNotBindable) {
+				if err != nil {
+					return 0, err
+				}
+				return res.Len(), nil
+			}
+		}
 		q, err := sparql.ParseQuery(text)
 		if err != nil {
 			return 0, err
 		}
+		shapes.Learn(ctx, text, "", q)
 		res, err := eng.Run(ctx, q, wexec.Options{})
 		if err != nil {
 			return 0, err
