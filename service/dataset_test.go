@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wukongd/wukongd/client"
 	"github.com/wukongd/wukongd/graphstore"
@@ -25,6 +26,16 @@ func ex(local string) rdf.Term { return rdf.NewIRI(exNS + local) }
 // counters track exactly the current dataset's stores.
 func checkOnlyCurrentLive(t *testing.T, svc *Service) {
 	t.Helper()
+	// A request's generation is released when its handler is done, which
+	// is after the client has read the response: wait for those releases.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		svc.statsMu.Lock()
+		n := len(svc.live)
+		svc.statsMu.Unlock()
+		if n == 1 {
+			break
+		}
+	}
 	svc.statsMu.Lock()
 	defer svc.statsMu.Unlock()
 	if len(svc.live) != 1 {
