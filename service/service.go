@@ -566,3 +566,14 @@ func addStats(a, b web.FabricStats) web.FabricStats {
 func isCtxErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
+
+// DeltaBytes returns the bytes the served version's write delta uses (0
+// while the service is closed or between versions).
+func (s *Service) DeltaBytes() uint64 {
+	g := s.ref()
+	if g == nil {
+		return 0
+	}
+	defer g.release()
+	return g.ds.DeltaBytes()
+}

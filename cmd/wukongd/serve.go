@@ -18,6 +18,7 @@ import (
 
 	"github.com/wukongd/wukongd/cluster"
 	"github.com/wukongd/wukongd/datasets"
+	"github.com/wukongd/wukongd/exec"
 	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/service"
 	"github.com/wukongd/wukongd/web"
@@ -104,6 +105,7 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	var backend web.Backend
 	var registry *prometheus.Registry
 	var recovering *service.Service // replays its write-ahead log once serving
+	var deltaBytes func() uint64    // the served write delta's size (nil in a cluster node)
 	if len(peers) > 0 {
 		node, err := openClusterNode(*data, *nodeIdx, peers, mode,
 			cluster.Config{MaxQueryMemory: *maxQueryMem, MaxMemory: *maxMem, MaxValueBytes: *maxValue,
@@ -121,7 +123,15 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 		}
 		defer svc.Close()
 		backend, recovering = svc, svc
+		deltaBytes = svc.DeltaBytes
 	}
+	budget := *maxMem
+	if budget == 0 {
+		budget = exec.DefaultMemory()
+	}
+	heapCtx, stopHeap := context.WithCancel(context.Background())
+	defer stopHeap()
+	limitHeap(heapCtx, budget, deltaBytes, log)
 	var examples []web.Example
 	for _, q := range datasets.LUBMQueries() {
 		name := q.Name
