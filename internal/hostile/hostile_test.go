@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,6 +73,13 @@ func startServer(t *testing.T, bin string, args ...string) *server {
 	t.Helper()
 	addr := freeAddr(t)
 	out := &syncBuffer{}
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--max-memory") }) {
+		// The queries' budget leaves 512 MiB of the RSS budget to the
+		// store, the runtime and the caches, whatever the machine's RAM
+		// (the default is RAM/16: 1,536 MiB here, the whole short budget),
+		// and the server's soft memory limit follows it.
+		args = append(args, "--max-memory", strconv.FormatInt((budget()-512)<<20, 10))
+	}
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--update-token", token, "--log-level", "error"}, args...)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
