@@ -534,40 +534,8 @@ func (b *builder) liftedRows(v *Values, lb *liftedBlock, oneVar bool) {
 		}
 		var term rdf.Term
 		switch t.kind {
-		case lIRI:
-			term = rdf.NewIRI(resolveIRI(b.base, t.str(text)))
-		case lPName:
-			term = rdf.NewIRI(b.liftedPName(t, text))
-		case lString:
-			lex := t.str(text)
-			if strings.IndexByte(lex, '\\') >= 0 {
-				u, err := unescapeString(lex)
-				if err != nil {
-					failf(offPos(text, int(t.off)), "%v in string", err)
-				}
-				lex = u
-			}
-			term = rdf.NewLiteral(lex, "")
-			if i+1 < len(toks) && toks[i+1].kind == lLang {
-				i++
-				term = rdf.NewLangLiteral(lex, toks[i].str(text))
-			} else if i+2 < len(toks) && toks[i+1].kind == lType {
-				i += 2
-				dt := toks[i]
-				if dt.kind == lIRI {
-					term = rdf.NewLiteral(lex, resolveIRI(b.base, dt.str(text)))
-				} else {
-					term = rdf.NewLiteral(lex, b.liftedPName(dt, text))
-				}
-			}
-		case lInteger:
-			term = rdf.NewLiteral(t.str(text), rdf.XSDInteger) // as written, sign included (numericTerm)
-		case lDecimal:
-			term = rdf.NewLiteral(t.str(text), rdf.XSDDecimal)
-		case lDouble:
-			term = rdf.NewLiteral(t.str(text), rdf.XSDDouble)
-		case lBool:
-			term = rdf.NewLiteral(strings.ToLower(t.str(text)), rdf.XSDBoolean)
+		case lIRI, lPName, lString, lInteger, lDecimal, lDouble, lBool:
+			term, i = b.liftedConst(toks, i, text)
 		case lUndef:
 		default:
 			failf(offPos(text, int(t.off)), "BUG: lifted token %d", t.kind)
@@ -586,6 +554,51 @@ func (b *builder) liftedRows(v *Values, lb *liftedBlock, oneVar bool) {
 	}
 }
 
+// liftedIRI decodes a lifted IRI or prefixed-name token.
+func (b *builder) liftedIRI(t liftedToken, text string) rdf.Term {
+	if t.kind == lIRI {
+		return rdf.NewIRI(resolveIRI(b.base, t.str(text)))
+	}
+	return rdf.NewIRI(b.liftedPName(t, text))
+}
+
+// liftedConst decodes the constant at toks[i] (an IRI, a prefixed name, a
+// number, a boolean, or a string with its language tag or datatype) as
+// the builder decodes the parser's; it returns the term and the index of
+// the constant's last token. Shared by VALUES and quad data blocks.
+func (b *builder) liftedConst(toks []liftedToken, i int, text string) (rdf.Term, int) {
+	t := toks[i]
+	switch t.kind {
+	case lIRI, lPName:
+		return b.liftedIRI(t, text), i
+	case lString:
+		lex := t.str(text)
+		if strings.IndexByte(lex, '\\') >= 0 {
+			u, err := unescapeString(lex)
+			if err != nil {
+				failf(offPos(text, int(t.off)), "%v in string", err)
+			}
+			lex = u
+		}
+		if i+1 < len(toks) && toks[i+1].kind == lLang {
+			return rdf.NewLangLiteral(lex, toks[i+1].str(text)), i + 1
+		}
+		if i+2 < len(toks) && toks[i+1].kind == lType {
+			return rdf.NewLiteral(lex, b.liftedIRI(toks[i+2], text).Value), i + 2
+		}
+		return rdf.NewLiteral(lex, ""), i
+	case lInteger:
+		return rdf.NewLiteral(t.str(text), rdf.XSDInteger), i // as written, sign included (numericTerm)
+	case lDecimal:
+		return rdf.NewLiteral(t.str(text), rdf.XSDDecimal), i
+	case lDouble:
+		return rdf.NewLiteral(t.str(text), rdf.XSDDouble), i
+	case lBool:
+		return rdf.NewLiteral(strings.ToLower(t.str(text)), rdf.XSDBoolean), i
+	}
+	failf(offPos(text, int(t.off)), "BUG: lifted token %d", t.kind)
+	return rdf.Term{}, i
+}
 func (b *builder) liftedPName(t liftedToken, text string) string {
 	i := strings.IndexByte(t.str(text), ':')
 	ns, ok := b.prefixes[t.str(text)[:i]]

@@ -271,12 +271,6 @@ func (b *builder) liftedQuads(lb *liftedBlock) []rdf.Quad {
 	out := make([]rdf.Quad, 0, len(toks)/3)
 	var s, p, g rdf.Term
 	var st quadState // qSubject: the next node is a subject; qVerb: a predicate; qObject: an object
-	iri := func(t liftedToken) rdf.Term {
-		if t.kind == lIRI {
-			return rdf.NewIRI(resolveIRI(b.base, t.str(text)))
-		}
-		return rdf.NewIRI(b.liftedPName(t, text))
-	}
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if i&1023 == 0 {
@@ -295,46 +289,21 @@ func (b *builder) liftedQuads(lb *liftedBlock) []rdf.Quad {
 			continue
 		case lGraph:
 			i++
-			g, st = iri(toks[i]), qSubject
+			g, st = b.liftedIRI(toks[i], text), qSubject
 			continue
 		case lGraphEnd:
 			g, st = rdf.Term{}, qSubject
 			continue
 		case lA:
 			term = rdf.NewIRI(rdf.RDFType)
-		case lIRI, lPName:
-			term = iri(t)
 		case lBlank:
 			if sc, ok := b.labelScope[t.str(text)]; ok && sc != b.curScope {
 				failf(offPos(text, int(t.off)), "blank node label _:%s is already used in another basic graph pattern or INSERT DATA", t.str(text))
 			}
 			b.labelScope[t.str(text)] = b.curScope
 			term = rdf.NewBlank(t.str(text))
-		case lString:
-			lex := t.str(text)
-			if strings.IndexByte(lex, '\\') >= 0 {
-				u, err := unescapeString(lex)
-				if err != nil {
-					failf(offPos(text, int(t.off)), "%v in string", err)
-				}
-				lex = u
-			}
-			term = rdf.NewLiteral(lex, "")
-			if i+1 < len(toks) && toks[i+1].kind == lLang {
-				i++
-				term = rdf.NewLangLiteral(lex, toks[i].str(text))
-			} else if i+2 < len(toks) && toks[i+1].kind == lType {
-				i += 2
-				term = rdf.NewLiteral(lex, iri(toks[i]).Value)
-			}
-		case lInteger:
-			term = rdf.NewLiteral(t.str(text), rdf.XSDInteger)
-		case lDecimal:
-			term = rdf.NewLiteral(t.str(text), rdf.XSDDecimal)
-		case lDouble:
-			term = rdf.NewLiteral(t.str(text), rdf.XSDDouble)
-		case lBool:
-			term = rdf.NewLiteral(strings.ToLower(t.str(text)), rdf.XSDBoolean)
+		case lIRI, lPName, lString, lInteger, lDecimal, lDouble, lBool:
+			term, i = b.liftedConst(toks, i, text)
 		default:
 			failf(offPos(text, int(t.off)), "BUG: lifted token %d", t.kind)
 		}
