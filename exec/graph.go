@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/planner"
@@ -18,6 +19,10 @@ import (
 type GraphStore struct {
 	s     *graphstore.Store
 	stats *planner.Stats
+	// port carries Send and Recv called on the GraphStore itself; an
+	// engine made by New gets a port of its own (attach).
+	portOnce sync.Once
+	port     *muxPort
 }
 
 var (
@@ -139,16 +144,29 @@ func (g *GraphStore) sizeHint(keys []Key) int {
 	return int(min(uint64(n)*deg, 1<<24))
 }
 
-// Send implements Transport.
-func (g *GraphStore) Send(ctx context.Context, from, to int, msg []byte) error {
-	return g.s.Fabric().Send(ctx, g.s.NodeOf(from), g.s.NodeOf(to), msg)
+// porter is a Transport that gives each engine a port of its own on a
+// fabric several engines may use at once (mux.go).
+type porter interface {
+	attach() Transport
 }
 
-// Recv implements Transport.
+// attach implements porter: a port on the store's fabric.
+func (g *GraphStore) attach() Transport {
+	return attachPort(g.s.Fabric(), g.s.Nodes(), g.s.NodeOf)
+}
+
+func (g *GraphStore) ownPort() *muxPort {
+	g.portOnce.Do(func() { g.port = g.attach().(*muxPort) })
+	return g.port
+}
+
+// Send implements Transport, through a port of the GraphStore's own (an
+// engine made by New over g uses one of its own instead).
+func (g *GraphStore) Send(ctx context.Context, from, to int, msg []byte) error {
+	return g.ownPort().Send(ctx, from, to, msg)
+}
+
+// Recv implements Transport; see Send.
 func (g *GraphStore) Recv(ctx context.Context, node int) (int, []byte, error) {
-	m, err := g.s.Fabric().Recv(ctx, g.s.NodeOf(node))
-	if err != nil {
-		return 0, nil, err
-	}
-	return int(m.From), m.Data, nil
+	return g.ownPort().Recv(ctx, node)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wukongd/wukongd/exec"
 	"github.com/wukongd/wukongd/exec/refeval"
@@ -135,8 +136,11 @@ func TestRandomWritesAgreeWithRefeval(t *testing.T) {
 					}
 					want := renderRows(rrows)
 					for _, mode := range []planner.Mode{planner.ModeAuto, planner.ModeInPlace, planner.ModeForkJoin} {
-						res, err := g.eng.Run(context.Background(), q, exec.Options{Mode: mode})
+						ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+						res, err := g.eng.Run(ctx, q, exec.Options{Mode: mode})
+						cancel()
 						if err != nil {
+							g.release()
 							t.Fatalf("step %d, %s, %v: %v", step, queries[qi], mode, err)
 						}
 						var rows [][]rdf.Term
