@@ -246,9 +246,11 @@ type runFile struct {
 	dropped int64
 }
 
-// add sorts, deduplicates and appends recs as a run; buf is scratch.
-func (r *runFile) add(dir string, recs []rec, buf []byte, spilled *atomic.Uint64) ([]byte, error) {
-	slices.SortFunc(recs, cmpRec)
+// add sorts, deduplicates and appends recs as a run; buf and scratch are
+// reused by the caller (scratch grows to len(recs)).
+func (r *runFile) add(dir string, recs []rec, buf []byte, scratch *[]rec, spilled *atomic.Uint64) ([]byte, error) {
+	*scratch = grow(*scratch, len(recs))
+	recs = radixSortRecs(recs, *scratch)
 	all := len(recs)
 	recs = slices.Compact(recs)
 	buf = buf[:0]
@@ -449,16 +451,17 @@ func (b *Builder) partitionRuns(src *chunkSource, remap *termRemap, sp *spillSta
 			in := make([][]rec, n)
 			held := 0
 			var buf []byte
+			var scratch []rec
 			flush := func() error {
 				var err error
 				for i := 0; i < n; i++ {
 					if len(out[i]) > 0 {
-						if buf, err = gr.out[i].add(sp.opts.Dir, out[i], buf, &sp.spilled); err != nil {
+						if buf, err = gr.out[i].add(sp.opts.Dir, out[i], buf, &scratch, &sp.spilled); err != nil {
 							return err
 						}
 					}
 					if len(in[i]) > 0 {
-						if buf, err = gr.in[i].add(sp.opts.Dir, in[i], buf, &sp.spilled); err != nil {
+						if buf, err = gr.in[i].add(sp.opts.Dir, in[i], buf, &scratch, &sp.spilled); err != nil {
 							return err
 						}
 					}

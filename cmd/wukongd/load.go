@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,7 @@ a file, a directory (searched recursively) or a glob pattern.`)
 	reasoning := fs.String("reasoning", "none", "materialize the default graph's closure: none, rdfs or owl-rl (TBox from the data and --ontology)")
 	ontology := fs.String("ontology", "", "an ontology file loaded into the default graph with the data (its TBox drives --reasoning)")
 	memory := fs.String("memory", "", "memory budget for the build's buffers, e.g. 4G or 512M; beyond it sorted runs are spilled beside --out (default: a quarter of the RAM)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the load to this file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -64,6 +66,17 @@ a file, a directory (searched recursively) or a glob pattern.`)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *cpuprofile != "" {
+		fh, err := os.Create(*cpuprofile)
+		if err != nil {
+			return fmt.Errorf("cannot write the CPU profile: %w", err)
+		}
+		defer fh.Close()
+		if err := pprof.StartCPUProfile(fh); err != nil {
+			return fmt.Errorf("cannot write the CPU profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	cfg := loader.Config{Inputs: fs.Args(), Out: *out, Reasoning: profile, Ontology: *ontology, Memory: budget,
 		BuildOptions: loader.BuildOptions{Shards: *shards, Workers: *workers, SkipInvalid: *skip}}
