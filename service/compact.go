@@ -22,6 +22,7 @@ import (
 type compactState struct {
 	running bool
 	from    uint64         // the version being compacted
+	weight  int64          // the log weight up to it (Service.logWeight)
 	since   []sinceChange  // the changes made after it, in version order
 	hold    bool           // writers wait (the switch)
 	done    chan struct{}  // closed when hold ends
@@ -74,10 +75,12 @@ func (s *Service) Compact(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("%w: the service is closing", web.ErrNotReady)
 	}
 	s.compact.running, s.compact.from, s.compact.since = true, g.version(), nil
+	s.compact.weight = s.logWeight
 	// Pending (unpublished) writes after the served version are replayed
 	// too, once they are published; their changes were not recorded yet.
 	for _, p := range s.pending {
 		s.compact.since = append(s.compact.since, sinceChange{version: p.g.version(), changes: p.changes})
+		s.compact.weight -= changeWeight(p.changes)
 	}
 	s.unlockWrites()
 	v, err := s.runCompaction(ctx, g)
@@ -105,6 +108,9 @@ func (s *Service) runCompaction(ctx context.Context, g *generation) (uint64, err
 			c.Close()
 			return 0, fmt.Errorf("cannot retire the log up to version %d: %w", v, err)
 		}
+		s.writeMu.Lock()
+		s.snapWeight = s.compact.weight // what a restart replays now starts after v
+		s.unlockWrites()
 	}
 	if s.opts.OnCompacted != nil {
 		s.opts.OnCompacted(v)
@@ -193,19 +199,44 @@ func (s *Service) forgetAfter(v uint64) {
 	s.compact.since = s.compact.since[:i]
 }
 
+// DefaultCheckpointLogTriples is the log weight (about the triples of the
+// records after the snapshot) from which a write starts a background
+// compaction (Options.CheckpointLogTriples 0): a restart replays at most
+// about this much, plus what is written while the compaction runs.
+const DefaultCheckpointLogTriples = 200_000
+
 // maybeCompact starts a background compaction when the served delta has
-// grown past Options.CompactDeltaBytes (the caller holds writeMu).
+// grown past Options.CompactDeltaBytes, or the log a restart would replay
+// past Options.CheckpointLogTriples (the caller holds writeMu).
 func (s *Service) maybeCompact() {
-	limit := s.opts.CompactDeltaBytes
-	if limit < 0 || s.compact.running {
+	if s.compact.running || time.Since(s.compact.lastRun) < time.Second {
 		return
+	}
+	if s.deltaTooBig() || s.logTooLong() {
+		go s.Compact(context.Background())
+	}
+}
+
+func (s *Service) deltaTooBig() bool {
+	limit := s.opts.CompactDeltaBytes
+	if limit < 0 {
+		return false
 	}
 	if limit == 0 {
 		limit = DefaultCompactDeltaBytes
 	}
-	g := s.cur.Load()
-	if g.ds.DeltaBytes() < uint64(limit) || time.Since(s.compact.lastRun) < time.Second {
-		return
+	return s.cur.Load().ds.DeltaBytes() >= uint64(limit)
+}
+
+// logTooLong reports whether a restart would replay more of the log than
+// Options.CheckpointLogTriples (the caller holds writeMu).
+func (s *Service) logTooLong() bool {
+	limit := s.opts.CheckpointLogTriples
+	if s.log == nil || s.dataDir == "" || limit < 0 {
+		return false
 	}
-	go s.Compact(context.Background())
+	if limit == 0 {
+		limit = DefaultCheckpointLogTriples
+	}
+	return s.logWeight-s.snapWeight >= limit
 }

@@ -82,6 +82,7 @@ func (s *Service) change(ctx context.Context, edit func(g *generation) (*graphst
 		return err
 	}
 	p := &pendingWrite{g: g, changes: changes, commit: s.log.Append(g.version(), payload)}
+	s.logWeight += changeWeight(changes)
 	s.pending = append(s.pending, p)
 	s.tip = g
 	s.unlockWrites()
@@ -159,6 +160,7 @@ func (s *Service) dropFailed() {
 		err := q.commit.Wait()
 		q.settle(fmt.Errorf("%w: the change could not be made durable and was not applied: %v", web.ErrNotReady, err))
 		q.g.discard()
+		s.logWeight -= changeWeight(q.changes)
 	}
 	s.pending = s.pending[:i]
 	s.tip = s.cur.Load()
@@ -281,9 +283,9 @@ func (s *Service) Recover(ctx context.Context) error {
 			return fmt.Errorf("log record %d: %w", lsn, err)
 		}
 		batch, lastLSN = append(batch, cs), lsn
-		for _, c := range cs {
-			batchTriples += len(c.Insert) + len(c.Delete) + 1
-		}
+		w := changeWeight(cs)
+		batchTriples += int(w)
+		s.logWeight += w
 		if batchTriples >= replayBatchTriples || ds.Inferred() != nil {
 			return flush()
 		}
@@ -313,7 +315,18 @@ func (s *Service) Recover(ctx context.Context) error {
 		return fmt.Errorf("BUG: after recovery the log's next record is %d, the dataset's version %d", next, v)
 	}
 	s.recovery.Store(nil)
+	s.maybeCompact() // a long log: checkpoint it now
 	return nil
+}
+
+// changeWeight is what a record of changes costs a replay, roughly: its
+// triples and one per change.
+func changeWeight(changes []graphstore.GraphChange) int64 {
+	var w int64
+	for _, c := range changes {
+		w += int64(len(c.Insert)+len(c.Delete)) + 1
+	}
+	return w
 }
 
 // RetireLog drops the log records up to version, which a snapshot now

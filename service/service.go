@@ -57,6 +57,12 @@ type Options struct {
 	// background compaction starts (0: DefaultCompactDeltaBytes; < 0:
 	// only on demand, Compact).
 	CompactDeltaBytes int64
+	// CheckpointLogTriples bounds the log a restart replays: when the
+	// records after the data directory's snapshot hold this many triples
+	// (inserted, deleted, plus one per change), a background compaction
+	// writes a new snapshot and retires them (0:
+	// DefaultCheckpointLogTriples; < 0: the log alone never starts one).
+	CheckpointLogTriples int64
 	// OnCompacted, if set, is called with the version a compaction wrote
 	// (after its snapshot is durable, before the switch).
 	OnCompacted func(version uint64)
@@ -119,6 +125,10 @@ type Service struct {
 	// (compact.go), guarded by writeMu.
 	dataDir string
 	compact compactState
+	// logWeight is the weight (changeWeight) of every record appended
+	// since the service opened, replayed ones included; snapWeight that
+	// of those the snapshot holds. Guarded by writeMu.
+	logWeight, snapWeight int64
 	// recovery is set while the log is being replayed (queries and
 	// writes are not served yet); nil once the service is ready.
 	recovery atomic.Pointer[recoveryProgress]

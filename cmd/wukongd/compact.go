@@ -33,7 +33,7 @@ and retires the log records it holds. A running server compacts by itself
 		return err
 	}
 	start := time.Now()
-	s, err := service.OpenDurable(dir, service.Options{Shards: m.Shards, CompactDeltaBytes: -1})
+	s, err := service.OpenDurable(dir, service.Options{Shards: m.Shards, CompactDeltaBytes: -1, CheckpointLogTriples: -1})
 	if err != nil {
 		return err
 	}

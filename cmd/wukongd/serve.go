@@ -80,6 +80,8 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	maxMem := fs.Int64("max-memory", 0, "memory all running queries together may account, in bytes (default 1/16 of RAM, at least 512 MiB; negative: none); past it 503")
 	maxValue := fs.Int("max-value-bytes", 0, "largest string an expression may make (CONCAT, REPLACE, GROUP_CONCAT, …), in bytes (default 16 MiB); past it 507")
 	gcPercent := fs.Int("gc-percent", defaultGCPercent, "garbage collection target (GOGC; 0: Go's default; $GOGC, when set, wins)")
+	checkpoint := fs.Int64("checkpoint-log-triples", service.DefaultCheckpointLogTriples,
+		"with --data and writes: compact in the background when the log a restart would replay holds this many triples (bounds the restart; negative: only by delta size)")
 	verify := fs.Bool("verify", false, "verify the snapshot's checksums at startup (reads all of it; without, startup does not read the data)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -117,7 +119,10 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 		backend, registry = node.Backend(), node.Registry()
 	} else {
 		svc, err := openServeService(*data, *empty, service.Options{Mode: mode, LoadMaxBytes: *loadMax, LoadTimeout: *loadTimeout,
-			MaxQueryMemory: *maxQueryMem, MaxMemory: *maxMem, MaxValueBytes: *maxValue, VerifyChecksums: *verify}, *token != "")
+			MaxQueryMemory: *maxQueryMem, MaxMemory: *maxMem, MaxValueBytes: *maxValue, VerifyChecksums: *verify,
+			CheckpointLogTriples: *checkpoint, OnCompacted: func(v uint64) {
+				fmt.Printf("wukongd: compacted version %d into the snapshot of %s (the log retired up to it)\n", v, *data)
+			}}, *token != "")
 		if err != nil {
 			return err
 		}
