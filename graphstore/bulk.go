@@ -49,8 +49,13 @@ type BulkInsert struct {
 type bulkPart struct {
 	ids   []ID
 	terms []rdf.Term
-	roles []byte // the role terms[i] needs
+	roles []byte // the role terms[i] needs, | notInBase if the base dictionary lacks it
 }
+
+// notInBase marks a pending term that the base dictionary does not hold
+// (not only a role it lacks): under the lock only the overlay is searched
+// for it.
+const notInBase byte = 0x80
 
 // NewBulkInsert returns an empty bulk insertion whose terms are looked up
 // in d's dictionary. d must stay open until ApplyBulk returns.
@@ -174,12 +179,20 @@ func (p *bulkPart) resolve(d *Dict, t rdf.Term, role byte) (ID, error) {
 	default:
 		return 0, fmt.Errorf("%v is not an RDF term", t)
 	}
-	if id, ok := d.Lookup(t); ok && (role == 0 || d.IsPredicateOrClass(id) && d.role(id)&role == role) {
+	id, inBase := d.lookupBase(t)
+	ok := inBase
+	if d.ov != nil {
+		id, ok = d.ov.lookup(d, t, id, inBase)
+	}
+	if ok && (role == 0 || d.IsPredicateOrClass(id) && d.role(id)&role == role) {
 		return id, nil
 	}
 	k := termKey(t)
 	k.Value, k.Datatype, k.Lang = strings.Clone(k.Value), strings.Clone(k.Datatype), strings.Clone(k.Lang)
 	p.terms = append(p.terms, k)
+	if !inBase {
+		role |= notInBase
+	}
 	p.roles = append(p.roles, role)
 	return pendingID | ID(len(p.terms)-1), nil
 }
@@ -373,7 +386,11 @@ func (r *applyRun) bulkIDs(ctx context.Context, b *BulkInsert) ([]bulkRec, error
 				var err error
 				if id&pendingID != 0 {
 					k := id &^ pendingID
-					id, err = r.id(ctx, p.terms[k], p.roles[k])
+					if role := p.roles[k]; role&notInBase != 0 && sameLineage {
+						id, err = r.idNew(ctx, p.terms[k], role&^notInBase)
+					} else {
+						id, err = r.id(ctx, p.terms[k], role&^notInBase)
+					}
 				} else if len(moved) > 0 || !sameLineage {
 					id, err = translate(id)
 				}

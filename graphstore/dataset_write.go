@@ -33,7 +33,14 @@ type applyUndo struct {
 	dict   dictMark
 	tables []*tableUndo
 	nets   []netSaved
+	added  []netAdded // keys whose count the version added (rolled back after nets)
 	prev   *applyUndo // the earlier steps (Apply, Amend…) of the same version
+}
+
+// netAdded is keys of a count map that had no entry before the version.
+type netAdded struct {
+	m    map[Key]int64
+	keys []Key
 }
 
 type tableUndo struct {
@@ -56,6 +63,11 @@ func (u *applyUndo) rollback() {
 				n.m[n.k] = n.old
 			} else {
 				delete(n.m, n.k)
+			}
+		}
+		for _, a := range u.added {
+			for _, k := range a.keys {
+				delete(a.m, k)
 			}
 		}
 		for _, t := range u.tables {
@@ -102,6 +114,9 @@ type applyRun struct {
 	// hosted: the stores hold only some shards (ApplyHosted); lists of
 	// other shards are left to the nodes that hold them.
 	hosted bool
+	// fresh: vertex IDs from fresh on were made by this run after its
+	// last write, so none of their lists exists yet (0: not known).
+	fresh ID
 }
 
 // applyDelta applies changes to d's lineage. amend keeps d's version.
@@ -148,6 +163,7 @@ func (d *Dataset) applyWith(ctx context.Context, amend, hosted bool, changes []G
 	dict := d.dict.withOverlay().tip()
 	r := &applyRun{d: d, dict: dict, graphs: map[rdf.Term]*writeGraph{}, tus: map[*rdmakv.DeltaTable]*tableUndo{}, hosted: hosted, ctx: ctx}
 	r.undo = &applyUndo{stamp: lin.stamp, ov: dict.ov, dict: dict.ov.mark()}
+	r.markWritten()
 	if amend {
 		r.undo.prev = d.undo
 	}
@@ -333,9 +349,21 @@ func (r *applyRun) id(ctx context.Context, t rdf.Term, role byte) (ID, error) {
 	default:
 		return 0, fmt.Errorf("%v is not an RDF term", t)
 	}
+	id, ok := r.dict.Lookup(t)
+	return r.idFound(ctx, t, role, id, ok)
+}
+
+// idNew is id for a term the base dictionary does not hold (the caller
+// looked it up there already): only the overlay is searched.
+func (r *applyRun) idNew(ctx context.Context, t rdf.Term, role byte) (ID, error) {
+	id, ok := r.dict.ov.lookup(r.dict, t, 0, false)
+	return r.idFound(ctx, t, role, id, ok)
+}
+
+// idFound is id once t is looked up (id, ok: what the lookup found).
+func (r *applyRun) idFound(ctx context.Context, t rdf.Term, role byte, id ID, ok bool) (ID, error) {
 	ov := r.dict.ov
 	tip := r.dict
-	id, ok := tip.Lookup(t)
 	if !ok {
 		id, err := ov.add(t, role)
 		r.refresh()
@@ -526,7 +554,9 @@ func (r *applyRun) finish() (*Dataset, error) {
 // the writer appended, published or not).
 func (s *Store) tipList(dst []ID, o int, k Key) []ID {
 	start := len(dst)
-	dst = asIDs(s.tables[o].AppendValues(asU64(dst), uint64(k)))
+	if s.sh.inBase(k) {
+		dst = asIDs(s.tables[o].AppendValues(asU64(dst), uint64(k)))
+	}
 	if w := s.sh.w; w != nil && w.deltas[o] != nil {
 		if recs := w.deltas[o].Records(uint64(k)); len(recs) > 0 {
 			dst = mergeToggles(dst, start, rdmakv.AppendVisible(nil, recs, 1<<62))
@@ -537,288 +567,14 @@ func (s *Store) tipList(dst []ID, o int, k Key) []ID {
 
 // tipCount returns the newest length of key k's list of local shard o.
 func (s *Store) tipCount(o int, k Key) int64 {
-	n, _ := s.tables[o].Lookup(uint64(k))
+	var n int
+	if s.sh.inBase(k) {
+		n, _ = s.tables[o].Lookup(uint64(k))
+	}
 	if w := s.sh.w; w != nil {
 		return int64(n) + w.net[o][k]
 	}
 	return int64(n)
-}
-
-// toggle appends ids (sorted, distinct) to key k of shard o, each
-// entering (sign +1) or leaving (-1) the list, and returns the list's
-// length before.
-func (r *applyRun) toggle(st *Store, o int, k Key, ids []uint64, sign int64) (int64, error) {
-	before := st.tipCount(o, k)
-	if len(ids) == 0 {
-		return before, nil
-	}
-	t, err := st.deltaTable(o)
-	if err != nil {
-		return 0, err
-	}
-	tu := r.tus[t]
-	if tu == nil {
-		tu = &tableUndo{t: t}
-		t.Mark(&tu.u)
-		r.tus[t] = tu
-	}
-	if err := t.Append(uint64(k), r.stamp, ids, &tu.u); err != nil {
-		return 0, err
-	}
-	m := st.sh.w.net[o]
-	old, had := m[k]
-	r.undo.nets = append(r.undo.nets, netSaved{m: m, k: k, old: old, had: had})
-	m[k] = old + sign*int64(len(ids))
-	return before, nil
-}
-
-// krec is a toggle of value v under key k on shard o.
-type krec struct {
-	o int
-	k Key
-	v ID
-}
-
-func cmpKrec(a, b krec) int {
-	if c := cmp.Compare(a.o, b.o); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.k, b.k); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.v, b.v)
-}
-
-// write inserts (insert) or deletes triples (sorted, distinct) in g.
-func (r *applyRun) write(ctx context.Context, g *writeGraph, triples []idTriple, insert bool) error {
-	if len(triples) == 0 {
-		return nil
-	}
-	st := g.st
-	if !g.touched {
-		g.touched, g.sd = true, &statsDelta{}
-	}
-	sign := int64(1)
-	if !insert {
-		sign = -1
-	}
-	// The statistics are sums over vertices: take the touched vertices'
-	// share out before and add it back after.
-	verts := make([]ID, 0, 2*len(triples))
-	for _, t := range triples {
-		verts = append(verts, t.s, t.o)
-	}
-	slices.Sort(verts)
-	verts = slices.Compact(verts)
-	for i, v := range verts {
-		if i%4096 == 4095 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		g.sd.vertex(st, v, -1)
-	}
-
-	// Out-edges: the triple's existence is decided by (s, p, Out).
-	var toggled []idTriple
-	var inRecs, idxRecs []krec
-	var list []ID
-	var ids []uint64
-	for i := 0; i < len(triples); {
-		if i%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		s, p := triples[i].s, triples[i].p
-		j := i
-		for j < len(triples) && triples[j].s == s && triples[j].p == p {
-			j++
-		}
-		o := st.Owner(s)
-		if r.hosted && st.tables[o] == nil {
-			// s's shard is elsewhere: a triple whose object is here is
-			// decided on its In list (it holds s iff the triple exists).
-			if p != TypeID { // type triples live wholly on s's shard
-				for _, t := range triples[i:j] {
-					oo := st.Owner(t.o)
-					if st.tables[oo] == nil {
-						continue
-					}
-					k := MakeKey(t.o, p, In)
-					list = st.tipList(list[:0], oo, k)
-					if _, member := slices.BinarySearch(list, s); member != insert {
-						inRecs = append(inRecs, krec{oo, k, s})
-					}
-				}
-			}
-			i = j
-			continue
-		}
-		k := MakeKey(s, p, Out)
-		list = st.tipList(list[:0], o, k)
-		ids = ids[:0]
-		for _, t := range triples[i:j] {
-			_, member := slices.BinarySearch(list, t.o)
-			if member != insert {
-				ids = append(ids, uint64(t.o))
-				toggled = append(toggled, t)
-				if p == TypeID {
-					inRecs = append(inRecs, krec{o, MakeKey(IndexVertex, t.o, In), s})
-				} else {
-					inRecs = append(inRecs, krec{st.Owner(t.o), MakeKey(t.o, p, In), s})
-				}
-			}
-		}
-		i = j
-		before, err := r.toggle(st, o, k, ids, sign)
-		if err != nil {
-			return err
-		}
-		if after := before + sign*int64(len(ids)); (before == 0) != (after == 0) {
-			idxRecs = append(idxRecs, krec{o, MakeKey(IndexVertex, p, Out), s}, krec{o, MakeKey(s, AllPredicates, Out), p})
-		}
-	}
-	// In-edges and the type index.
-	var punned []krec
-	if err := r.toggleGroups(st, inRecs, sign, func(o int, k Key, before, after int64) {
-		if v := k.Vertex(); v != IndexVertex && (before == 0) != (after == 0) {
-			idxRecs = append(idxRecs, krec{o, MakeKey(IndexVertex, k.Pred(), In), v}, krec{o, MakeKey(v, AllPredicates, In), k.Pred()})
-		}
-	}, &punned); err != nil {
-		return err
-	}
-	// Index vertices, then the predicates of each shard.
-	var allRecs []krec
-	if err := r.toggleGroups(st, idxRecs, sign, func(o int, k Key, before, after int64) {
-		if k.Vertex() == IndexVertex && k.Pred() != AllPredicates && (before == 0) != (after == 0) {
-			if k.Dir() == In && r.dict.IsClass(k.Pred()) {
-				return // a class's (0, c, In) also holds instances: see fixPunned
-			}
-			allRecs = append(allRecs, krec{o, MakeKey(IndexVertex, AllPredicates, k.Dir()), k.Pred()})
-		}
-	}, &punned); err != nil {
-		return err
-	}
-	if err := r.toggleGroups(st, allRecs, sign, nil, nil); err != nil {
-		return err
-	}
-	if err := r.fixPunned(st, punned); err != nil {
-		return err
-	}
-	for i, v := range verts {
-		if i%4096 == 4095 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		g.sd.vertex(st, v, +1)
-	}
-	return nil
-}
-
-// toggleGroups sorts recs and toggles each key's values, calling after
-// (if not nil) with each key's length before and after. Keys (0, c, In)
-// of a class c that is also a predicate hold the instances of c and the
-// objects of predicate c in one list: their records go to punned instead
-// (fixPunned), if punned is not nil.
-func (r *applyRun) toggleGroups(st *Store, recs []krec, sign int64, after func(o int, k Key, before, after int64), punned *[]krec) error {
-	slices.SortFunc(recs, cmpKrec)
-	recs = slices.Compact(recs)
-	tip := r.dict
-	var ids []uint64
-	for i, n := 0, 0; i < len(recs); n++ {
-		if n%4096 == 4095 {
-			if err := r.ctx.Err(); err != nil {
-				return err
-			}
-		}
-		j := i
-		for j < len(recs) && recs[j].o == recs[i].o && recs[j].k == recs[i].k {
-			j++
-		}
-		o, k := recs[i].o, recs[i].k
-		if r.hosted && st.tables[o] == nil {
-			i = j // another node's shard
-			continue
-		}
-		if punned != nil && k.Vertex() == IndexVertex && k.Dir() == In && k.Pred() != AllPredicates &&
-			tip.IsClass(k.Pred()) && tip.IsPredicate(k.Pred()) {
-			*punned = append(*punned, recs[i:j]...)
-			i = j
-			continue
-		}
-		ids = ids[:0]
-		for _, x := range recs[i:j] {
-			ids = append(ids, uint64(x.v))
-		}
-		i = j
-		before, err := r.toggle(st, o, k, ids, sign)
-		if err != nil {
-			return err
-		}
-		if after != nil {
-			after(o, k, before, before+sign*int64(len(ids)))
-		}
-	}
-	return nil
-}
-
-// fixPunned brings the shared (0, c, In) lists of IDs that are both a
-// class and a predicate in line, after the other lists changed: v is in
-// the list if it is an instance of c or an object of c; c is in (0, ALL,
-// In) if the list has an object of c.
-func (r *applyRun) fixPunned(st *Store, recs []krec) error {
-	slices.SortFunc(recs, cmpKrec)
-	recs = slices.Compact(recs)
-	var list, types []ID
-	for i := 0; i < len(recs); {
-		o, k := recs[i].o, recs[i].k
-		c := k.Pred()
-		var add, del []uint64
-		list = st.tipList(list[:0], o, k)
-		j := i
-		for ; j < len(recs) && recs[j].o == o && recs[j].k == k; j++ {
-			v := recs[j].v
-			types = st.tipList(types[:0], o, MakeKey(v, TypeID, Out))
-			_, isInst := slices.BinarySearch(types, c)
-			want := isInst || st.tipCount(o, MakeKey(v, c, In)) > 0
-			if _, in := slices.BinarySearch(list, v); in != want {
-				if want {
-					add = append(add, uint64(v))
-				} else {
-					del = append(del, uint64(v))
-				}
-			}
-		}
-		i = j
-		if _, err := r.toggle(st, o, k, add, 1); err != nil {
-			return err
-		}
-		if _, err := r.toggle(st, o, k, del, -1); err != nil {
-			return err
-		}
-		list = st.tipList(list[:0], o, k)
-		hasObj := false
-		for _, v := range list {
-			if st.tipCount(o, MakeKey(v, c, In)) > 0 {
-				hasObj = true
-				break
-			}
-		}
-		all := MakeKey(IndexVertex, AllPredicates, In)
-		cur := st.tipList(nil, o, all)
-		if _, in := slices.BinarySearch(cur, c); in != hasObj {
-			sign := int64(1)
-			if !hasObj {
-				sign = -1
-			}
-			if _, err := r.toggle(st, o, all, []uint64{uint64(c)}, sign); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // statsDelta accumulates the change of a store's statistics.

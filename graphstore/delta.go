@@ -46,11 +46,26 @@ func (w *storeWriter) close() error {
 }
 
 // Delta sizing: each shard's region reserves deltaReserve bytes of address
-// space (committed only as written) with deltaBuckets main buckets.
+// space (committed only as written) with at least deltaBuckets main
+// buckets, and more for a big base: one bucket (7 slots) per
+// deltaKeysPerBucket keys of the shard's base, up to maxDeltaBuckets, so
+// that a delta of a fair fraction of the base (a bulk insertion, the
+// deltas compaction is triggered at) keeps its chains short — a key's
+// lookup and a peer's READ of it cost a bucket or two, not a chain of
+// overflow buckets. The buckets' pages are committed as keys hash into
+// them: a small delta costs the pages it touches.
 var (
-	deltaReserve = 4 << 30
-	deltaBuckets = 1 << 14
+	deltaReserve       = 4 << 30
+	deltaBuckets       = 1 << 14
+	maxDeltaBuckets    = 1 << 19
+	deltaKeysPerBucket = 32
 )
+
+// deltaBucketsFor returns the main buckets of the delta of a shard whose
+// base has baseKeys keys.
+func deltaBucketsFor(baseKeys int) int {
+	return min(max(deltaBuckets, baseKeys/deltaKeysPerBucket), maxDeltaBuckets)
+}
 
 // mergeToggles replaces the sorted list dst[start:] with itself XOR the
 // IDs of tg that occur an odd number of times. tg is reordered.
@@ -212,7 +227,7 @@ func (s *Store) deltaTable(i int) (*rdmakv.DeltaTable, error) {
 	if s.tables[i] == nil {
 		return nil, fmt.Errorf("cannot write shard %d: %w", i, ErrAllShardsNeeded)
 	}
-	d, err := rdmakv.NewDeltaTable(deltaReserve, deltaBuckets)
+	d, err := rdmakv.NewDeltaTable(deltaReserve, deltaBucketsFor(s.tables[i].Len()))
 	if err != nil {
 		return nil, err
 	}

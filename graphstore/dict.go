@@ -320,6 +320,9 @@ func (d *Dict) MaxID() ID {
 	return FirstVertexID + ID(nv) - 1
 }
 
+// vertexEnd returns the vertex ID the next new vertex gets.
+func (d *Dict) vertexEnd() ID { return FirstVertexID + ID(d.n-d.npc+uint64(d.ovV)) }
+
 func (d *Dict) idOf(idx uint64) ID {
 	if idx < d.npc {
 		return ID(idx + 1)

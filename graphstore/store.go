@@ -75,6 +75,22 @@ type storeShared struct {
 	// delta regions exist: mu guards w and w.deltas for that.
 	mu sync.Mutex
 	w  *storeWriter
+	// pcEnd, vEnd bound the IDs the base tables can hold: low IDs up to
+	// pcEnd, vertex IDs below vEnd (what the dictionary the base was
+	// built with had). A key naming a later ID has an empty base list,
+	// so the writer does not look it up (inBase).
+	pcEnd, vEnd ID
+}
+
+// inBase reports whether key k can have a list in the base tables.
+func (sh *storeShared) inBase(k Key) bool {
+	in := func(x ID) bool {
+		if x < FirstVertexID {
+			return x <= sh.pcEnd
+		}
+		return x < sh.vEnd
+	}
+	return in(k.Vertex()) && in(k.Pred())
 }
 
 // newStore assembles a store. regions[i] is nil for a shard that is not
@@ -84,6 +100,10 @@ func newStore(dict *Dict, stats *Stats, regions []*rdmakv.Region, fabric rdmakv.
 		tables: make([]*rdmakv.Table, len(regions)), views: make([]*ShardView, len(regions)),
 		sh: &storeShared{}, deltaOn: make([]bool, len(regions)), rc: newRemoteCache(len(regions))}
 	s.sh.refs.Store(1)
+	s.sh.pcEnd, s.sh.vEnd = MaxPredicate, MaxID+1
+	if dict != nil {
+		s.sh.pcEnd, s.sh.vEnd = ID(dict.NumPredicatesAndClasses()), max(dict.MaxID()+1, FirstVertexID)
+	}
 	if s.fabric == nil {
 		s.fabric = rdmakv.NewLoopback(len(regions), rdmakv.LoopbackOptions{})
 		s.sh.ownFabric, s.ownFabric = true, true
