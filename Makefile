@@ -4,7 +4,7 @@ BIN     := bin/wukongd
 ADDR    ?= 127.0.0.1:8080
 PKGS    := ./...
 
-.PHONY: all build test test-lubm test-lubm-reasoning test-uba test-crash lint generate bench bench-micro bench-e2e bench-peers bench-doc run clean conformance
+.PHONY: all build test test-lubm test-lubm-reasoning test-uba test-crash test-crash-bulk lint generate bench bench-micro bench-e2e bench-peers bench-doc run clean conformance
 
 all: build
 
@@ -18,6 +18,14 @@ CRASH_KILLS ?= 25
 test-crash: build
 	WUKONGD_BIN=$(CURDIR)/$(BIN) WUKONGD_CRASH_KILLS=$(CRASH_KILLS) WUKONGD_CRASH_LUBM1=1 \
 		$(GO) test -count=1 -timeout 60m -run 'TestCrashHarness|TestSecondServerRefused' -v ./cmd/wukongd
+
+# kill -9 during big Graph Store POSTs of new data (issue 12 item 6): each
+# POST is there in full or not at all, every acknowledged write stays.
+CRASH_BULK_KILLS ?= 20
+CRASH_BULK_TRIPLES ?= 300000
+test-crash-bulk: build
+	WUKONGD_BIN=$(CURDIR)/$(BIN) WUKONGD_CRASH_BULK_KILLS=$(CRASH_BULK_KILLS) WUKONGD_CRASH_BULK_TRIPLES=$(CRASH_BULK_TRIPLES) \
+		WUKONGD_CRASH_LUBM1=1 $(GO) test -count=1 -timeout 60m -run 'TestCrashBulkPost' -v ./cmd/wukongd
 
 # The long cluster crash run: 3 processes under a write storm with readers,
 # kill -9 of a follower and of the leader, restart, STORM_ROUNDS times
