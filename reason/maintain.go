@@ -53,7 +53,7 @@ func NewMaintainer(ctx context.Context, o *Ontology, explicit []Triple, opts Opt
 // derived.
 func NewMaintainerOf(o *Ontology, explicit, inferred []Triple, opts Options) *Maintainer {
 	opts.Maintainable = true
-	c := NewClosure(o, opts)
+	c := newClosure(o, opts, explicit, inferred)
 	c.insert(explicit)
 	c.insert(inferred)
 	m := &Maintainer{c: c, explicit: newTripleSet(len(explicit))}
@@ -120,9 +120,9 @@ func (m *Maintainer) Maintain(ctx context.Context, del, ins []Triple) (Change, e
 			return Change{}, m.undo(ctx, ch.Delete, marked, err)
 		}
 		var next []Triple
-		eachRouted(c.fireRouted(keys{keysOf(delta)}, c, false), func(k packed) {
+		eachRouted(c.fireRouted(keys{keysOf(delta)}, c, false, false), func(k packed) {
 			h := hashPacked(k)
-			if !c.parts[partOf(h)].hasKey(k, h) || m.explicit.hasKey(k, h) || !over.addKey(k, h) {
+			if !c.hasKey(k) || m.explicit.hasKey(k, h) || !over.addKey(k, h) {
 				return
 			}
 			next = append(next, k.triple())
@@ -144,7 +144,7 @@ func (m *Maintainer) Maintain(ctx context.Context, del, ins []Triple) (Change, e
 	}
 	back := newTripleSet(16)
 	var rederived []Triple
-	eachRouted(c.fireRouted(keys{keysOf(premises)}, c, false), func(k packed) {
+	eachRouted(c.fireRouted(keys{keysOf(premises)}, c, false, false), func(k packed) {
 		h := hashPacked(k)
 		if over.hasKey(k, h) && back.addKey(k, h) {
 			rederived = append(rederived, k.triple())

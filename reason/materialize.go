@@ -37,6 +37,7 @@ type Closure struct {
 	parts   []*tripleSet
 	idx     []*joinIndex
 	workers int
+	tb      *typeBits // nil: type facts live in parts like the rest
 }
 
 type idxKey struct{ p, x ID }
@@ -51,7 +52,11 @@ type joinIndex struct {
 const partBits = 6 // 64 partitions of the fact set
 
 // NewClosure returns an empty closure for ontology o.
-func NewClosure(o *Ontology, opts Options) *Closure {
+func NewClosure(o *Ontology, opts Options) *Closure { return newClosure(o, opts) }
+
+// newClosure returns an empty closure for ontology o whose type facts
+// about the vertices of ts's ID range are kept as bits (typeBits).
+func newClosure(o *Ontology, opts Options, ts ...[]Triple) *Closure {
 	w := opts.Workers
 	if w < 1 {
 		w = runtime.GOMAXPROCS(0)
@@ -63,6 +68,7 @@ func NewClosure(o *Ontology, opts Options) *Closure {
 	for i := range c.idx {
 		c.idx[i] = &joinIndex{out: map[idxKey][]ID{}, in: map[idxKey][]ID{}, inc: map[ID][]Triple{}}
 	}
+	c.tb = newTypeBits(o, ts...)
 	return c
 }
 
@@ -73,9 +79,15 @@ func Materialize(ctx context.Context, o *Ontology, explicit []Triple, opts Optio
 	if err := o.fits(); err != nil {
 		return nil, nil, Stats{}, err
 	}
-	c := NewClosure(o, opts)
-	for i := range c.parts { // explicit and about half again inferred, without regrowing
-		c.parts[i] = newTripleSet(3 * len(explicit) / (2 * len(c.parts)))
+	c := newClosure(o, opts, explicit)
+	hashed := 0 // the explicit facts the sets hold
+	for _, t := range explicit {
+		if c.tb == nil || !c.tb.holds(t) {
+			hashed++
+		}
+	}
+	for i := range c.parts { // those and about half again inferred, without regrowing
+		c.parts[i] = newTripleSet(3 * hashed / (2 * len(c.parts)))
 	}
 	st := Stats{Explicit: uint64(c.insertKeys(explicit).len())}
 	// The first round fires the explicit triples in their given order (a
@@ -96,6 +108,9 @@ func (c *Closure) Len() int {
 	for _, p := range c.parts {
 		n += p.n
 	}
+	if c.tb != nil {
+		n += c.tb.count()
+	}
 	return n
 }
 
@@ -103,6 +118,9 @@ func (c *Closure) Len() int {
 func (c *Closure) Each(fn func(Triple)) {
 	for _, p := range c.parts {
 		p.each(fn)
+	}
+	if c.tb != nil {
+		c.tb.each(fn)
 	}
 }
 
@@ -113,10 +131,7 @@ func (c *Closure) idxOf(x ID) *joinIndex {
 }
 
 // Has reports whether t is a fact.
-func (c *Closure) Has(t Triple) bool {
-	h := hashTriple(t)
-	return c.parts[partOf(h)].has(t, h)
-}
+func (c *Closure) Has(t Triple) bool { return c.hasKey(pack(t)) }
 
 // Objects implements Facts.
 func (c *Closure) Objects(s, p ID) []ID { return c.idxOf(s).out[idxKey{p, s}] }
@@ -241,6 +256,34 @@ type router struct {
 	cur    [][]packed   // [partition] the block being filled
 	blocks [][][]packed // [partition] full blocks
 	recent []packed     // direct-mapped by hash; nil: off
+	// tb: type facts it holds are added on the spot, and the new ones
+	// kept in fresh (nil: routed like the rest).
+	tb    *typeBits
+	fresh chain
+}
+
+// chain is a list of keys in blocks that grow to routeBlock keys and are
+// then chained (appending never copies).
+type chain struct {
+	cur    []packed
+	blocks [][]packed
+}
+
+func (ch *chain) add(k packed) {
+	if len(ch.cur) == cap(ch.cur) {
+		if cap(ch.cur) > 0 {
+			ch.blocks = append(ch.blocks, ch.cur)
+		}
+		ch.cur = make([]packed, 0, min(routeBlock, max(16, 2*cap(ch.cur))))
+	}
+	ch.cur = append(ch.cur, k)
+}
+
+func (ch *chain) keys() keys {
+	if len(ch.cur) == 0 {
+		return ch.blocks
+	}
+	return append(ch.blocks, ch.cur)
 }
 
 const (
@@ -249,8 +292,8 @@ const (
 	recentDelta = 1 << 14 // rounds with at least this many facts use recent
 )
 
-func newRouter(parts int, recent bool) *router {
-	r := &router{cur: make([][]packed, parts), blocks: make([][][]packed, parts)}
+func newRouter(parts int, recent bool, tb *typeBits) *router {
+	r := &router{cur: make([][]packed, parts), blocks: make([][][]packed, parts), tb: tb}
 	if recent {
 		r.recent = make([]packed, recentSize)
 	}
@@ -258,6 +301,14 @@ func newRouter(parts int, recent bool) *router {
 }
 
 func (r *router) add(k packed) {
+	if r.tb != nil {
+		if w, bit, ok := r.tb.locate(k.open(), true); ok {
+			if w.Or(bit)&bit == 0 {
+				r.fresh.add(k)
+			}
+			return
+		}
+	}
 	h := hashPacked(k.open())
 	if r.recent != nil {
 		slot := &r.recent[h>>20&(recentSize-1)]
@@ -305,7 +356,7 @@ func (c *Closure) insertKeys(ts []Triple) keys {
 	chunks := (len(ts) + fireChunk - 1) / fireChunk
 	routed := make([]*router, min(c.workers, max(chunks, 1)))
 	for w := range routed {
-		routed[w] = newRouter(len(c.parts), false)
+		routed[w] = newRouter(len(c.parts), false, c.tb)
 	}
 	c.forWorkers(chunks, func(w, i int) {
 		r := routed[w]
@@ -335,6 +386,9 @@ func (c *Closure) addRouted(routed []*router) keys {
 		}
 		news[p] = fresh
 	})
+	for _, r := range routed { // type facts added as they were routed
+		news = append(news, r.fresh.keys())
+	}
 	return slices.Concat(news...)
 }
 
@@ -412,8 +466,7 @@ func (c *Closure) unindex(gone []Triple) {
 func (c *Closure) remove(ts []Triple) {
 	var gone []Triple
 	for _, t := range ts {
-		h := hashTriple(t)
-		if c.parts[partOf(h)].remove(t, h) {
+		if c.removeKey(pack(t)) {
 			gone = append(gone, t)
 		}
 	}
@@ -425,17 +478,24 @@ const fireChunk = 4096
 // fireRouted fires the rules for every fact of delta against facts, on
 // the workers, and returns the conclusions routed by partition (one
 // router per worker). A delta key's closedBit lets the firer skip the
-// conclusions its producer already emitted.
-func (c *Closure) fireRouted(delta keys, facts Facts, first bool) []*router {
+// conclusions its producer already emitted. With add, type facts the
+// closure's bits hold are added to it on the spot (addRouted returns the
+// new ones with the rest); without, every conclusion is routed and the
+// closure does not change.
+func (c *Closure) fireRouted(delta keys, facts Facts, first, add bool) []*router {
 	chunks := delta.chunks()
 	n := min(c.workers, max(len(chunks), 1))
 	routed := make([]*router, n)
 	firers := make([]firer, n)
 	big := delta.len() >= recentDelta
 	for w := range routed {
-		r := newRouter(len(c.parts), big)
+		var tb *typeBits
+		if add {
+			tb = c.tb
+		}
+		r := newRouter(len(c.parts), big, tb)
 		routed[w] = r
-		firers[w] = firer{o: c.o, isLiteral: c.opts.IsLiteral, emit: r.add, first: first}
+		firers[w] = firer{o: c.o, isLiteral: c.opts.IsLiteral, emit: r.add, first: first, tb: tb, fresh: r.fresh.add}
 		if big {
 			firers[w].litCache = make([]ID, litCacheSize)
 		}
@@ -449,7 +509,8 @@ func (c *Closure) fireRouted(delta keys, facts Facts, first bool) []*router {
 	return routed
 }
 
-// eachRouted calls fn with every conclusion routed, flag cleared.
+// eachRouted calls fn with every conclusion routed, flag cleared
+// (routers of fireRouted without add: nothing went to the bits).
 func eachRouted(routed []*router, fn func(packed)) {
 	for _, r := range routed {
 		for p := range r.cur {
@@ -479,7 +540,7 @@ func (c *Closure) runFrom(ctx context.Context, delta keys, first bool) (keys, in
 			return nil, rounds, err
 		}
 		rounds++
-		fresh := c.addRouted(c.fireRouted(delta, c, first))
+		fresh := c.addRouted(c.fireRouted(delta, c, first, true))
 		first = false
 		c.index(fresh)
 		delta = fresh

@@ -32,6 +32,10 @@ type firer struct {
 	// edge of cls-svf1 and cls-avf, the smallest member of cls-int1, the
 	// first edge of prp-trp, the smaller object of prp-fp / prp-ifp).
 	first bool
+	// tb, fresh: the firer adds type facts to tb itself as it concludes
+	// them and hands the new ones to fresh (nil: everything goes to emit).
+	tb    *typeBits
+	fresh func(packed)
 }
 
 const litCacheSize = 1 << 10
@@ -102,9 +106,7 @@ func (f *firer) fireType(t Triple, closed bool, facts Facts) {
 	}
 	x, typ := t.S, o.voc.Type
 	if !closed {
-		for _, d := range cr.supers { // cax-sco, cax-eqc1/2, cls-int2, cls-uni
-			f.outClosed(Triple{x, typ, d})
-		}
+		f.closedTypes(x, cr.supers, tabSup, t.O) // cax-sco, cax-eqc1/2, cls-int2, cls-uni
 	}
 	for _, i := range cr.ints { // cls-int1
 		in := &o.ints[i]
@@ -155,13 +157,9 @@ func (f *firer) fireProp(t Triple, closed bool, pr *propRules, facts Facts) {
 		for _, q := range pr.supers { // prp-spo1, prp-eqp1/2
 			f.outClosed(Triple{s, q, v})
 		}
-		for _, c := range pr.dom { // prp-dom (+ cax-sco)
-			f.outClosed(Triple{s, typ, c})
-		}
+		f.closedTypes(s, pr.dom, tabDom, p) // prp-dom (+ cax-sco)
 		if (len(pr.rng) > 0 || owl && len(pr.inv)+len(pr.sym) > 0) && !f.lit(v) {
-			for _, c := range pr.rng { // prp-rng (+ cax-sco)
-				f.outClosed(Triple{v, typ, c})
-			}
+			f.closedTypes(v, pr.rng, tabRng, p) // prp-rng (+ cax-sco)
 			if owl {
 				for _, q := range pr.inv { // prp-inv1, prp-inv2
 					f.out(Triple{v, q, s})
