@@ -101,7 +101,7 @@ func statusOf(err error) apiError {
 func writeError(c *gin.Context, err error) {
 	ae := statusOf(err)
 	ae.Message = clipMessage(ae.Message)
-	ae.QueryID = c.GetString(ctxQueryID)
+	ae.QueryID = queryIDOf(c)
 	_ = c.Error(err)
 	var he *httpError
 	if ae.Status == statusClientClosed && !errors.As(err, &he) {

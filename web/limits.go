@@ -52,7 +52,9 @@ func clipMessage(s string) string {
 // flowing is never cut. The deadline is also renewed when the handler
 // returns, for the final flush.
 func (s *Server) writeProgress(c *gin.Context) {
-	pw := &progressWriter{ResponseWriter: c.Writer, rc: http.NewResponseController(c.Writer), timeout: s.opts.WriteTimeout}
+	r := requestOf(c) // the request's state starts here, with its writer
+	pw := &r.pw
+	*pw = progressWriter{ResponseWriter: c.Writer, rc: *http.NewResponseController(c.Writer), timeout: s.opts.WriteTimeout}
 	c.Writer = pw
 	defer pw.renew(true)
 	c.Next()
@@ -62,7 +64,7 @@ func (s *Server) writeProgress(c *gin.Context) {
 // write deadline (at most every renewEvery) before each write.
 type progressWriter struct {
 	gin.ResponseWriter
-	rc      *http.ResponseController
+	rc      http.ResponseController
 	timeout time.Duration
 	last    time.Time
 }
@@ -148,16 +150,18 @@ func (c *limitConn) Close() error {
 	return err
 }
 
-// slotRef is a concurrency slot shared by the handler and, when the
-// backend answers after the handler gave up waiting, the goroutine that
-// waits for it: the slot is freed when the last holder drops it.
+// slotRef is a concurrency slot (one element of slots) shared by the
+// handler and, when the backend answers after the handler gave up waiting,
+// the goroutine that waits for it: the slot is given back when the last
+// holder drops it.
 type slotRef struct {
-	mu   sync.Mutex
-	refs int
-	free func()
+	mu    sync.Mutex
+	refs  int
+	slots chan struct{}
 }
 
-func newSlotRef(free func()) *slotRef { return &slotRef{refs: 1, free: free} }
+// init makes r the one holder of a slot just taken from slots.
+func (r *slotRef) init(slots chan struct{}) { r.refs, r.slots = 1, slots }
 
 func (r *slotRef) hold() {
 	r.mu.Lock()
@@ -171,7 +175,7 @@ func (r *slotRef) drop() {
 	last := r.refs == 0
 	r.mu.Unlock()
 	if last {
-		r.free()
+		<-r.slots
 	}
 }
 

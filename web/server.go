@@ -88,15 +88,12 @@ type Server struct {
 	workers *workerPool
 
 	mu      sync.Mutex
-	running map[runKey]context.CancelCauseFunc
+	running map[runKey]*queryCtx
 }
 
 // runKey names a running request for /api/cancel: its id, scoped to the
 // client (the remote host) that sent it.
 type runKey struct{ client, id string }
-
-// errCancelledByUser is the cause of a query stopped by /api/cancel.
-var errCancelledByUser = errors.New("cancelled by request")
 
 // New returns a Server for opts.
 func New(opts Options) (*Server, error) {
@@ -139,7 +136,7 @@ func New(opts Options) (*Server, error) {
 		slots:   make(chan struct{}, opts.MaxConcurrent),
 		updates: make(chan struct{}, opts.MaxConcurrentUpdates),
 		workers: newWorkerPool(10 * time.Second),
-		running: map[runKey]context.CancelCauseFunc{},
+		running: map[runKey]*queryCtx{},
 	}
 	m, err := newMetrics(reg, opts.Backend, s)
 	if err != nil {
@@ -202,15 +199,51 @@ func (s *Server) routes(reg *prometheus.Registry) *gin.Engine {
 	return r
 }
 
-// Context keys.
-const (
-	ctxQueryID = "wukongd.queryID"
-	ctxRows    = "wukongd.rows"
-	ctxForm    = "wukongd.form"
-	// ctxDeadline is the time.Time a query's or update's deadline passes
-	// (the request log says how far past it the response ended).
-	ctxDeadline = "wukongd.deadline"
-)
+// ctxRequest is the gin key of a request's *request.
+const ctxRequest = "wukongd.request"
+
+// request is the web layer's state of one HTTP request, allocated once by
+// the first middleware (writeProgress) and reached through the gin
+// context: the response writer, the id, what the request log reports, and
+// the query's context and slot, so that a light query does not pay an
+// allocation for each of them (BenchmarkServerPath in service/).
+type request struct {
+	pw progressWriter
+	id string
+	// For the request log: the form and rows of a query's result, and the
+	// time its (or an update's) deadline passes.
+	form                      Form
+	rows                      int64
+	deadline                  time.Time
+	hasForm, hasRows, hasDead bool
+	qctx                      queryCtx
+	slot                      slotRef
+}
+
+// requestOf returns c's request state (a fresh one when the middleware did
+// not run, as in a handler called on its own).
+func requestOf(c *gin.Context) *request {
+	if v, ok := c.Get(ctxRequest); ok {
+		return v.(*request)
+	}
+	r := &request{}
+	c.Set(ctxRequest, r)
+	return r
+}
+
+// queryIDOf returns the id of c's request ("" before assignQueryID).
+func queryIDOf(c *gin.Context) string {
+	if v, ok := c.Get(ctxRequest); ok {
+		return v.(*request).id
+	}
+	return ""
+}
+
+// setRows records the rows (or triples) a response carried, for the log.
+func setRows(c *gin.Context, n int64) {
+	r := requestOf(c)
+	r.rows, r.hasRows = n, true
+}
 
 // recoverPanics turns a panic into a 500 and a log line. The
 // http.ErrAbortHandler panic (used to cut a stream that failed after its
@@ -221,7 +254,7 @@ func (s *Server) recoverPanics(c *gin.Context) {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			s.log.Error().Str("queryId", c.GetString(ctxQueryID)).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("panic in handler")
+			s.log.Error().Str("queryId", queryIDOf(c)).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("panic in handler")
 			if !c.Writer.Written() {
 				writeError(c, fmt.Errorf("internal error: %v", p))
 			} else {
@@ -241,8 +274,8 @@ func (s *Server) assignQueryID(c *gin.Context) {
 	if !validID(id) {
 		id = newID()
 	}
-	c.Set(ctxQueryID, id)
-	c.Header("X-Query-Id", id)
+	requestOf(c).id = id
+	c.Writer.Header()["X-Query-Id"] = []string{id}
 	c.Next()
 }
 
@@ -276,20 +309,24 @@ func (s *Server) logRequests(c *gin.Context) {
 	} else if status >= 400 {
 		ev = s.log.Warn()
 	}
-	ev = ev.Str("queryId", c.GetString(ctxQueryID)).
+	if ev == nil {
+		return // the level is off: nothing to format
+	}
+	r := requestOf(c)
+	ev = ev.Str("queryId", r.id).
 		Str("method", clip(c.Request.Method)).
 		Str("path", clip(c.Request.URL.Path)).
 		Int("status", status).
 		Dur("duration", time.Since(start)).
 		Int("bytes", c.Writer.Size())
-	if f, ok := c.Get(ctxForm); ok {
-		ev = ev.Str("form", f.(Form).String())
+	if r.hasForm {
+		ev = ev.Str("form", r.form.String())
 	}
-	if n, ok := c.Get(ctxRows); ok {
-		ev = ev.Int64("rows", n.(int64))
+	if r.hasRows {
+		ev = ev.Int64("rows", r.rows)
 	}
-	if dl, ok := c.Get(ctxDeadline); ok {
-		ev = ev.Dur("pastDeadline", max(0, time.Since(dl.(time.Time))))
+	if r.hasDead {
+		ev = ev.Dur("pastDeadline", max(0, time.Since(r.deadline)))
 	}
 	if len(c.Errors) > 0 {
 		ev = ev.Str("error", clip(c.Errors.Last().Error()))
@@ -354,13 +391,22 @@ func (s *Server) acquireUpdate() (release func(), err error) {
 }
 
 func (s *Server) take(slots chan struct{}, what string) (release func(), err error) {
+	if err := s.takeSlot(slots, what); err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { <-slots }) }, nil
+}
+
+// takeSlot takes one of slots or fails with 429; the caller gives it back
+// (<-slots).
+func (s *Server) takeSlot(slots chan struct{}, what string) error {
 	select {
 	case slots <- struct{}{}:
-		var once sync.Once
-		return func() { once.Do(func() { <-slots }) }, nil
+		return nil
 	default:
 		s.metrics.rejected.Inc()
-		return nil, newHTTPError(http.StatusTooManyRequests, "too_many_requests",
+		return newHTTPError(http.StatusTooManyRequests, "too_many_requests",
 			fmt.Sprintf("the server is running its maximum of %d concurrent %s; retry shortly", cap(slots), what))
 	}
 }
@@ -382,23 +428,25 @@ var errIDInUse = newHTTPError(http.StatusConflict, "query_id_in_use",
 	"a request with this X-Query-Id is still running; query ids may not be reused while in use")
 
 // register makes a running query cancellable through /api/cancel, under
-// its id scoped to its client; an id in use is refused.
-func (s *Server) register(c *gin.Context, cancel context.CancelCauseFunc) (unregister func(), err error) {
-	k := runKey{client: clientOf(c.Request), id: c.GetString(ctxQueryID)}
+// its id scoped to its client; an id in use is refused. unregister undoes
+// it.
+func (s *Server) register(k runKey, q *queryCtx) error {
 	s.mu.Lock()
 	if _, dup := s.running[k]; dup {
 		s.mu.Unlock()
-		return nil, errIDInUse
+		return errIDInUse
 	}
-	s.running[k] = cancel
+	s.running[k] = q
 	s.mu.Unlock()
 	s.metrics.active.Inc()
-	return func() {
-		s.mu.Lock()
-		delete(s.running, k)
-		s.mu.Unlock()
-		s.metrics.active.Dec()
-	}, nil
+	return nil
+}
+
+func (s *Server) unregister(k runKey) {
+	s.mu.Lock()
+	delete(s.running, k)
+	s.mu.Unlock()
+	s.metrics.active.Dec()
 }
 
 // handleCancel stops a running request: one of the calling client's own
@@ -411,24 +459,24 @@ func (s *Server) handleCancel(c *gin.Context) {
 		return
 	}
 	admin := c.GetHeader("Authorization") != "" && s.authorizeWrite(c) == nil
-	var found []context.CancelCauseFunc
+	var found []*queryCtx
 	s.mu.Lock()
 	if admin {
-		for k, cancel := range s.running {
+		for k, q := range s.running {
 			if k.id == id {
-				found = append(found, cancel)
+				found = append(found, q)
 			}
 		}
-	} else if cancel, ok := s.running[runKey{client: clientOf(c.Request), id: id}]; ok {
-		found = append(found, cancel)
+	} else if q, ok := s.running[runKey{client: clientOf(c.Request), id: id}]; ok {
+		found = append(found, q)
 	}
 	s.mu.Unlock()
 	if len(found) == 0 {
 		writeError(c, newHTTPError(http.StatusNotFound, "not_found", "no running query of yours with id "+id))
 		return
 	}
-	for _, cancel := range found {
-		cancel(errCancelledByUser)
+	for _, q := range found {
+		q.cancelByUser()
 	}
 	c.JSON(http.StatusOK, gin.H{"cancelled": id})
 }

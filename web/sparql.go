@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -34,24 +35,18 @@ type protocolRequest struct {
 // Protocol. allowQuery/allowUpdate say what the endpoint takes.
 func (s *Server) readProtocol(c *gin.Context, allowQuery, allowUpdate bool) (*protocolRequest, error) {
 	r := c.Request
-	p := &protocolRequest{params: r.URL.Query()}
+	p := &protocolRequest{}
 	switch r.Method {
 	case http.MethodGet:
+		p.params = r.URL.Query()
 		if p.params.Has("update") {
 			return nil, newHTTPError(http.StatusBadRequest, "bad_request", "SPARQL Update must be sent with POST")
 		}
 	case http.MethodPost:
 		ct := r.Header.Get("Content-Type")
-		mt, mtParams, err := mime.ParseMediaType(ct)
-		if ct == "" || err != nil {
-			return nil, newHTTPError(http.StatusUnsupportedMediaType, "unsupported_media_type",
-				"POST needs Content-Type application/x-www-form-urlencoded, application/sparql-query or application/sparql-update")
-		}
-		// The Protocol's bodies are UTF-8 (§2.1.2, §2.2.2): another
-		// declared charset is refused rather than misread.
-		if cs, ok := mtParams["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "us-ascii") {
-			return nil, newHTTPError(http.StatusUnsupportedMediaType, "unsupported_media_type",
-				"the body must be UTF-8, not "+clip(cs))
+		mt, err := postMediaType(ct)
+		if err != nil {
+			return nil, err
 		}
 		if r.Body, err = s.limitBody(c); err != nil {
 			return nil, err
@@ -63,6 +58,7 @@ func (s *Server) readProtocol(c *gin.Context, allowQuery, allowUpdate bool) (*pr
 			}
 			p.params = r.Form // URL and body parameters
 		case "application/sparql-query", "application/sparql-update":
+			p.params = r.URL.Query()
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
 				return nil, bodyError(err, "body")
@@ -108,6 +104,28 @@ func (s *Server) readProtocol(c *gin.Context, allowQuery, allowUpdate bool) (*pr
 	p.usingGraphs = p.params["using-graph-uri"]
 	p.usingNamedGraphs = p.params["using-named-graph-uri"]
 	return p, nil
+}
+
+// postMediaType returns the media type of a POST's Content-Type. The
+// Protocol's bodies are UTF-8 (§2.1.2, §2.2.2): another declared charset
+// is refused rather than misread. The three types without parameters, as
+// clients send them, are taken as they are (mime.ParseMediaType
+// allocates a map for every request).
+func postMediaType(ct string) (string, error) {
+	switch ct {
+	case "application/x-www-form-urlencoded", "application/sparql-query", "application/sparql-update":
+		return ct, nil
+	}
+	mt, mtParams, err := mime.ParseMediaType(ct)
+	if ct == "" || err != nil {
+		return "", newHTTPError(http.StatusUnsupportedMediaType, "unsupported_media_type",
+			"POST needs Content-Type application/x-www-form-urlencoded, application/sparql-query or application/sparql-update")
+	}
+	if cs, ok := mtParams["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "us-ascii") {
+		return "", newHTTPError(http.StatusUnsupportedMediaType, "unsupported_media_type",
+			"the body must be UTF-8, not "+clip(cs))
+	}
+	return mt, nil
 }
 
 // bodyError passes a body over MaxBodyBytes through as it is (413) and
@@ -225,29 +243,51 @@ func acceptOf(c *gin.Context, params url.Values, offers ...[]results.Format) str
 	return c.GetHeader("Accept")
 }
 
+// queryCtx is the context of a query, update or Graph Store operation:
+// the request's context with the timeout, cancellable by /api/cancel
+// under the request's id (byUser then tells contextError why it stopped).
+// It lives in the request's state: one timer context per request, no
+// other allocation.
+type queryCtx struct {
+	context.Context
+	cancel context.CancelFunc
+	byUser atomic.Bool
+	s      *Server
+	key    runKey
+}
+
+// cancelByUser stops the query for /api/cancel.
+func (q *queryCtx) cancelByUser() {
+	q.byUser.Store(true)
+	q.cancel()
+}
+
+// finish unregisters the query and releases its context.
+func (q *queryCtx) finish() {
+	q.s.unregister(q.key)
+	q.cancel()
+}
+
 // deadlineContext derives the query context: cancelled by the client
-// going away, by /api/cancel (cause errCancelledByUser) or by the timeout.
-// It fails when the request's id is in use by another of the client's.
-func (s *Server) deadlineContext(c *gin.Context, timeout time.Duration) (context.Context, func(), error) {
-	base, cancelCause := context.WithCancelCause(c.Request.Context())
-	ctx, cancel := context.WithTimeout(base, timeout)
-	c.Set(ctxDeadline, time.Now().Add(timeout))
-	unregister, err := s.register(c, cancelCause)
-	if err != nil {
-		cancel()
-		cancelCause(nil)
-		return nil, nil, err
+// going away, by /api/cancel or by the timeout. It fails when the
+// request's id is in use by another of the client's. The caller calls
+// finish when the operation is over.
+func (s *Server) deadlineContext(c *gin.Context, timeout time.Duration) (*queryCtx, error) {
+	r := requestOf(c)
+	q := &r.qctx
+	q.Context, q.cancel = context.WithTimeout(c.Request.Context(), timeout)
+	q.s, q.key = s, runKey{client: clientOf(c.Request), id: r.id}
+	r.deadline, r.hasDead = time.Now().Add(timeout), true
+	if err := s.register(q.key, q); err != nil {
+		q.cancel()
+		return nil, err
 	}
-	return ctx, func() {
-		unregister()
-		cancel()
-		cancelCause(nil)
-	}, nil
+	return q, nil
 }
 
 // contextError turns a context error into what the client should see.
 func contextError(ctx context.Context, err error) error {
-	if errors.Is(err, context.Canceled) && errors.Is(context.Cause(ctx), errCancelledByUser) {
+	if q, ok := ctx.(*queryCtx); ok && q.byUser.Load() && errors.Is(err, context.Canceled) {
 		return newHTTPError(statusClientClosed, "cancelled", "the query was cancelled by request")
 	}
 	return err
@@ -374,25 +414,26 @@ func (s *Server) runQuery(c *gin.Context, p *protocolRequest) {
 		fail(notAcceptable(accept, "query results"))
 		return
 	}
-	release, e := s.acquire()
-	if e != nil {
+	if e := s.takeSlot(s.slots, "queries"); e != nil {
 		fail(e)
 		return
 	}
 	// The slot is released when the handler is done with the result and
 	// the backend has returned (callQuery holds it past the answer when
 	// the backend is late).
-	slot := newSlotRef(release)
+	rs := requestOf(c)
+	slot := &rs.slot
+	slot.init(s.slots)
 	defer slot.drop()
-	ctx, done, e := s.deadlineContext(c, timeout)
+	ctx, e := s.deadlineContext(c, timeout)
 	if e != nil {
 		fail(e)
 		return
 	}
-	defer done()
+	defer ctx.finish()
 
 	req := &QueryRequest{
-		ID:              c.GetString(ctxQueryID),
+		ID:              queryIDOf(c),
 		Query:           p.query,
 		Base:            endpointBase(c.Request),
 		DefaultGraphs:   p.defaultGraphs,
@@ -412,21 +453,21 @@ func (s *Server) runQuery(c *gin.Context, p *protocolRequest) {
 	}
 	defer closeResult(res)
 	form = res.Form
-	c.Set(ctxForm, form)
+	rs.form, rs.hasForm = form, true
 
 	if explain != ExplainNone {
 		if res.Plan == nil {
 			fail(fmt.Errorf("BUG: backend returned no plan for an explain request"))
 			return
 		}
-		c.Header("Cache-Control", "no-store")
+		c.Writer.Header()["Cache-Control"] = noStore
 		c.JSON(http.StatusOK, gin.H{"queryId": req.ID, "plan": res.Plan})
 		return
 	}
 
 	var n int64
 	n, err = s.writeResult(ctx, c, res, accept)
-	c.Set(ctxRows, n)
+	setRows(c, n)
 	s.metrics.rows.Add(float64(n))
 	if err != nil {
 		err = contextError(ctx, err)
@@ -449,12 +490,28 @@ func notAcceptable(accept, what string) error {
 // them still gets a proper status; past limit it commits the 200 and
 // streams. A row cap hit after the commit is reported as a trailer.
 type commitBuffer struct {
-	w         gin.ResponseWriter
-	header    func(h http.Header)
-	buf       []byte
-	limit     int
-	committed bool
+	w           gin.ResponseWriter
+	contentType results.Format
+	buf         []byte
+	limit       int
+	committed   bool
 }
+
+// Header values shared by every response that sets them (net/http only
+// reads a header's values: one slice each instead of one per response).
+var (
+	noStore     = []string{"no-store"}
+	varyAccept  = []string{"Accept"}
+	contentType = func() map[results.Format][]string {
+		m := map[results.Format][]string{}
+		for _, fs := range [][]results.Format{results.SolutionFormats, results.BooleanFormats, results.GraphFormats} {
+			for _, f := range fs {
+				m[f] = []string{f.ContentType()}
+			}
+		}
+		return m
+	}()
+)
 
 const commitLimit = 64 << 10
 
@@ -474,7 +531,14 @@ func (b *commitBuffer) Write(p []byte) (int, error) {
 }
 
 func (b *commitBuffer) commit() error {
-	b.header(b.w.Header())
+	h := b.w.Header()
+	if ct, ok := contentType[b.contentType]; ok {
+		h["Content-Type"] = ct
+	} else {
+		h.Set("Content-Type", b.contentType.ContentType())
+	}
+	h["Cache-Control"] = noStore
+	h["Vary"] = varyAccept
 	b.w.WriteHeader(http.StatusOK)
 	b.committed = true
 	_, err := b.w.Write(b.buf)
@@ -502,11 +566,7 @@ func (s *Server) writeResult(ctx context.Context, c *gin.Context, res *Result, a
 	if f == results.FormatNone {
 		return 0, notAcceptable(accept, res.Form.String()+" results")
 	}
-	out := &commitBuffer{w: c.Writer, limit: commitLimit, header: func(h http.Header) {
-		h.Set("Content-Type", f.ContentType())
-		h.Set("Cache-Control", "no-store")
-		h.Set("Vary", "Accept")
-	}}
+	out := &commitBuffer{w: c.Writer, limit: commitLimit, contentType: f}
 	var n int64
 	var truncated bool
 	var err error
@@ -529,7 +589,7 @@ func (s *Server) writeResult(ctx context.Context, c *gin.Context, res *Result, a
 	}
 	if truncated {
 		c.Writer.Header().Set(truncatedHeader, "true")
-		s.log.Warn().Str("queryId", c.GetString(ctxQueryID)).Int("maxRows", s.opts.MaxRows).Msg("result cut at the row cap")
+		s.log.Warn().Str("queryId", queryIDOf(c)).Int("maxRows", s.opts.MaxRows).Msg("result cut at the row cap")
 	}
 	if !out.committed {
 		return n, out.commit()
@@ -618,14 +678,14 @@ func (s *Server) runUpdate(c *gin.Context, p *protocolRequest) {
 		return
 	}
 	defer release()
-	ctx, done, err := s.deadlineContext(c, timeout)
+	ctx, err := s.deadlineContext(c, timeout)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	defer done()
+	defer ctx.finish()
 	err = s.backend.Update(ctx, &UpdateRequest{
-		ID:               c.GetString(ctxQueryID),
+		ID:               queryIDOf(c),
 		Update:           p.update,
 		Base:             endpointBase(c.Request),
 		UsingGraphs:      p.usingGraphs,

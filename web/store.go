@@ -108,14 +108,14 @@ func (s *Server) handleStore(c *gin.Context) {
 		return
 	}
 	defer release()
-	ctx, done, err := s.deadlineContext(c, timeout)
+	ctx, err := s.deadlineContext(c, timeout)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	defer done()
+	defer ctx.finish()
 	defer func() {
-		s.log.Debug().Str("queryId", c.GetString(ctxQueryID)).Str("graph", g.String()).Dur("duration", time.Since(start)).Msg("graph store")
+		s.log.Debug().Str("queryId", queryIDOf(c)).Str("graph", g.String()).Dur("duration", time.Since(start)).Msg("graph store")
 	}()
 
 	switch method {
@@ -202,13 +202,9 @@ func (s *Server) storeGet(ctx context.Context, c *gin.Context, g GraphName, f re
 		c.Status(http.StatusOK)
 		return
 	}
-	out := &commitBuffer{w: c.Writer, limit: commitLimit, header: func(h http.Header) {
-		h.Set("Content-Type", f.ContentType())
-		h.Set("Vary", "Accept")
-		h.Set("Cache-Control", "no-store")
-	}}
+	out := &commitBuffer{w: c.Writer, limit: commitLimit, contentType: f}
 	n, truncated, err := s.streamTriples(ctx, out, f, it)
-	c.Set(ctxRows, n)
+	setRows(c, n)
 	if err == nil && truncated {
 		c.Writer.Header().Set(truncatedHeader, "true")
 	}
