@@ -11,11 +11,14 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -78,10 +81,11 @@ func BenchmarkHTTPQueries(b *testing.B) {
 // service), "handler" the web server's handler on top of it (gin, the
 // middleware, the Protocol decoding, negotiation, the worker hand-off,
 // metrics, the JSON writer), called with a form POST and a ResponseWriter
-// that discards the body; "http" the same over loopback HTTP with a client
-// of raw requests (the client's CPU included). cpu-µs/op is the process's
-// CPU time per query (robust to other load); the server's own CPU is
-// handler minus backend.
+// that discards the body; "http" the same over loopback HTTP, the server
+// in a process of its own and a client of raw requests (benchServerChild).
+// cpu-µs/op is the process's CPU time per query (robust to other load);
+// the web layer's own CPU is handler minus backend, the socket path's http
+// minus handler.
 func BenchmarkServerPath(b *testing.B) {
 	st := lubm1Store(b, 4)
 	s := newService(b, st, Options{Shards: 4})
@@ -128,45 +132,159 @@ func BenchmarkServerPath(b *testing.B) {
 		}
 		b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
 	})
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
 	b.Run("http", func(b *testing.B) {
-		b.ReportAllocs()
-		conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+		benchServerChild(b, texts)
+	})
+}
+
+// serverChildEnv names the helper process of benchServerChild: set, the
+// test TestServerPathChild serves LUBM-1 as BenchmarkServerPath's handler
+// does, on a port it prints, until its stdin closes.
+const serverChildEnv = "WUKONGD_SERVERPATH_CHILD"
+
+// TestServerPathChild is the server process of BenchmarkServerPath/http;
+// it is skipped unless serverChildEnv is set. With $serverChildEnv_PROFILE
+// it writes a CPU profile of its serving there.
+func TestServerPathChild(t *testing.T) {
+	if os.Getenv(serverChildEnv) == "" {
+		t.Skip("the server process of BenchmarkServerPath/http")
+	}
+	st := lubm1Store(t, 4)
+	s := newService(t, st, Options{Shards: 4})
+	srv, err := web.New(web.Options{Backend: s, MaxRows: -1, Logger: zerolog.New(io.Discard).Level(zerolog.WarnLevel)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv}
+	go hs.Serve(ln)
+	defer hs.Close()
+	if path := os.Getenv(serverChildEnv + "_PROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	fmt.Printf("ADDR %s\n", ln.Addr())
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the benchmark closes it
+}
+
+// benchServerChild measures the light mix over loopback HTTP against the
+// web server in a process of its own (TestServerPathChild, GOGC 400 as
+// `wukongd serve` runs unless the environment says otherwise): the
+// server's CPU is its process's (/proc/PID/stat), the client's this
+// process's, so neither is charged with the other's scheduling.
+func benchServerChild(b *testing.B, texts []string) {
+	cmd := osexec.Command(os.Args[0], "-test.run", "^TestServerPathChild$")
+	cmd.Env = append(os.Environ(), serverChildEnv+"=1")
+	if os.Getenv("GOGC") == "" {
+		cmd.Env = append(cmd.Env, "GOGC=400")
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	}()
+	sc := bufio.NewScanner(stdout)
+	addr := ""
+	for sc.Scan() {
+		if a, ok := strings.CutPrefix(sc.Text(), "ADDR "); ok {
+			addr = a
+			break
+		}
+	}
+	if addr == "" {
+		b.Fatal("the server process printed no address")
+	}
+	go io.Copy(io.Discard, stdout)
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	reqs := rawRequests(texts)
+	do := rawDoer(b, conn)
+	for i := 0; i < 2*len(reqs); i++ {
+		do(reqs[i%len(reqs)]) // learn every shape
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	server0, client0 := procCPU(cmd.Process.Pid), processCPU()
+	for i := 0; i < b.N; i++ {
+		do(reqs[i%len(reqs)])
+	}
+	server, client := procCPU(cmd.Process.Pid)-server0, processCPU()-client0
+	b.ReportMetric(float64(client.Nanoseconds())/1e3/float64(b.N), "client-cpu-µs/op")
+	b.ReportMetric(float64(server.Nanoseconds())/1e3/float64(b.N), "server-cpu-µs/op")
+}
+
+// rawRequests makes the form POSTs of texts, as raw HTTP/1.1 requests.
+func rawRequests(texts []string) [][]byte {
+	reqs := make([][]byte, len(texts))
+	for i, t := range texts {
+		body := url.Values{"query": {t}}.Encode()
+		reqs[i] = []byte(fmt.Sprintf("POST /sparql HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nAccept: application/sparql-results+json\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
+	}
+	return reqs
+}
+
+// rawDoer returns a function that sends one raw request on conn and reads
+// its whole response, failing b unless it is a 200 with a body.
+func rawDoer(b *testing.B, conn net.Conn) func(req []byte) {
+	br := bufio.NewReader(conn)
+	return func(req []byte) {
+		if _, err := conn.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer conn.Close()
-		br := bufio.NewReader(conn)
-		reqs := make([][]byte, len(bodies))
-		for i, body := range bodies {
-			reqs[i] = []byte(fmt.Sprintf("POST /sparql HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nAccept: application/sparql-results+json\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || n == 0 {
+			b.Fatalf("status %d, %d bytes", resp.StatusCode, n)
 		}
-		// The client runs on its own thread: its CPU (RUSAGE_THREAD) is
-		// taken out of the process's to give the server's.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		b.ResetTimer()
-		cpu0, client0 := processCPU(), threadCPU()
-		for i := 0; i < b.N; i++ {
-			if _, err := conn.Write(reqs[i%len(reqs)]); err != nil {
-				b.Fatal(err)
-			}
-			resp, err := http.ReadResponse(br, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			n, _ := io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK || n == 0 {
-				b.Fatalf("status %d, %d bytes", resp.StatusCode, n)
-			}
-		}
-		all, client := processCPU()-cpu0, threadCPU()-client0
-		b.ReportMetric(float64(all.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
-		b.ReportMetric(float64(client.Nanoseconds())/1e3/float64(b.N), "client-cpu-µs/op")
-		b.ReportMetric(float64((all-client).Nanoseconds())/1e3/float64(b.N), "server-cpu-µs/op")
-	})
+	}
+}
+
+// procCPU returns the user+system CPU time of process pid (/proc, in
+// clock ticks of 10 ms; 0 when it cannot be read).
+func procCPU(pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	rest := string(raw)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
 }
 
 // mixTexts draws n texts of Wukong's light mix over s's data.
