@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -376,9 +377,14 @@ func processCPU() time.Duration {
 
 // BenchmarkHTTPTail measures the latency distribution of Wukong's light
 // mix over loopback HTTP from one client of raw requests (LUBM-1, 4
-// shards), and the garbage collector's share: GC cycles per 1,000 queries
-// and the GC's CPU per query (runtime/metrics), under GOGC 100 (Go's
-// default) and 400 (serve's default, cmd/wukongd), in rounds A B A B.
+// shards), and what the tail is made of: the garbage collector's share
+// (GC cycles per 1,000 queries, the GC's CPU per query; p99 of the queries
+// during which no GC cycle ended, "p99-nogc"; the share of the queries
+// slower than the p99 that a GC cycle overlapped, "tail-gc-%") and the
+// scheduler's (the p99 of the time runnable goroutines waited for a
+// thread, runtime/metrics /sched/latencies, "sched-p99-µs"), under GOGC
+// 100 (Go's default) and 400 (serve's default, cmd/wukongd), in rounds A
+// B A B.
 func BenchmarkHTTPTail(b *testing.B) {
 	st := lubm1Store(b, 4)
 	s := newService(b, st, Options{Shards: 4})
@@ -394,28 +400,10 @@ func BenchmarkHTTPTail(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer conn.Close()
-	br := bufio.NewReader(conn)
-	reqs := make([][]byte, len(texts))
-	for i, t := range texts {
-		body := url.Values{"query": {t}}.Encode()
-		reqs[i] = []byte(fmt.Sprintf("POST /sparql HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nAccept: application/sparql-results+json\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
-	}
-	do := func(i int) {
-		if _, err := conn.Write(reqs[i%len(reqs)]); err != nil {
-			b.Fatal(err)
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n, _ := io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || n == 0 {
-			b.Fatalf("status %d, %d bytes", resp.StatusCode, n)
-		}
-	}
+	reqs := rawRequests(texts)
+	do := rawDoer(b, conn)
 	for i := 0; i < 2*len(reqs); i++ {
-		do(i) // learn every shape
+		do(reqs[i%len(reqs)]) // learn every shape
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	for round := 1; round <= 2; round++ {
@@ -424,29 +412,119 @@ func BenchmarkHTTPTail(b *testing.B) {
 				debug.SetGCPercent(gogc)
 				runtime.GC()
 				lat := make([]time.Duration, b.N)
+				gcDuring := make([]bool, b.N)
 				gc0, gcCPU0 := gcStats()
+				sched0 := schedLatencies()
 				cpu0 := processCPU()
 				b.ResetTimer()
+				prev := gc0
 				for i := 0; i < b.N; i++ {
 					t0 := time.Now()
-					do(i)
+					do(reqs[i%len(reqs)])
 					lat[i] = time.Since(t0)
+					// A GC cycle ended during this query.
+					n := gcCycles()
+					gcDuring[i] = n != prev
+					prev = n
 				}
 				b.StopTimer()
 				gc1, gcCPU1 := gcStats()
-				slices.Sort(lat)
-				pct := func(p float64) float64 {
-					return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Nanoseconds()) / 1e3
+				sched := schedLatencies().sub(sched0)
+				p99 := percentile(lat, 0.99)
+				var quiet []time.Duration
+				tail, tailGC := 0, 0
+				for i, d := range lat {
+					if d > p99 {
+						tail++
+						if gcDuring[i] || (i+1 < len(lat) && gcDuring[i+1]) {
+							tailGC++
+						}
+					}
+					if !gcDuring[i] {
+						quiet = append(quiet, d)
+					}
 				}
-				b.ReportMetric(pct(0.5), "p50-µs")
-				b.ReportMetric(pct(0.99), "p99-µs")
-				b.ReportMetric(pct(0.999), "p999-µs")
+				b.ReportMetric(us(percentile(lat, 0.5)), "p50-µs")
+				b.ReportMetric(us(p99), "p99-µs")
+				b.ReportMetric(us(percentile(lat, 0.999)), "p999-µs")
+				b.ReportMetric(us(percentile(quiet, 0.99)), "p99-nogc-µs")
+				if tail > 0 {
+					b.ReportMetric(100*float64(tailGC)/float64(tail), "tail-gc-%")
+				}
+				b.ReportMetric(sched.quantile(0.99)*1e6, "sched-p99-µs")
 				b.ReportMetric(float64(gc1-gc0)*1000/float64(b.N), "gc/1kq")
 				b.ReportMetric((gcCPU1-gcCPU0)*1e6/float64(b.N), "gc-cpu-µs/op")
 				b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
 			})
 		}
 	}
+}
+
+// percentile returns the p-quantile of ds (sorting it).
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[min(len(ds)-1, int(p*float64(len(ds))))]
+}
+
+func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+
+// gcCycles returns the GC cycles completed so far.
+func gcCycles() uint64 {
+	ms := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(ms)
+	return ms[0].Value.Uint64()
+}
+
+// latencyHist is a snapshot of a runtime/metrics histogram.
+type latencyHist struct {
+	counts  []uint64
+	buckets []float64
+}
+
+// schedLatencies returns the histogram of the time goroutines waited,
+// runnable, for a thread.
+func schedLatencies() latencyHist {
+	ms := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(ms)
+	h := ms[0].Value.Float64Histogram()
+	return latencyHist{counts: slices.Clone(h.Counts), buckets: h.Buckets}
+}
+
+func (h latencyHist) sub(o latencyHist) latencyHist {
+	out := latencyHist{counts: slices.Clone(h.counts), buckets: h.buckets}
+	for i := range out.counts {
+		if i < len(o.counts) {
+			out.counts[i] -= o.counts[i]
+		}
+	}
+	return out
+}
+
+// quantile returns the upper bound of the bucket holding the q-quantile
+// (seconds).
+func (h latencyHist) quantile(q float64) float64 {
+	var total uint64
+	for _, c := range h.counts {
+		total += c
+	}
+	if total == 0 {
+		return 0
+	}
+	want := uint64(q * float64(total))
+	var run uint64
+	for i, c := range h.counts {
+		run += c
+		if run > want {
+			if math.IsInf(h.buckets[i+1], 1) {
+				return h.buckets[i]
+			}
+			return h.buckets[i+1]
+		}
+	}
+	return h.buckets[len(h.buckets)-1]
 }
 
 // gcStats returns the GC cycles so far and the GC's CPU seconds.
