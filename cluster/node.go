@@ -59,6 +59,14 @@ type Config struct {
 	// applied here (default 10 s); past it the answer is 503 with the
 	// outcome unknown.
 	WriteTimeout time.Duration
+	// SnapshotEntries: after this many applied entries a node writes a
+	// snapshot of the replicated log (its net effect on the data
+	// directory's snapshot) and truncates its log before it (default
+	// 10,000; < 0: never). SnapshotKeep entries before it stay in memory
+	// for a follower a little behind (default 1,024); one further behind
+	// installs the snapshot (snapshot.go).
+	SnapshotEntries int
+	SnapshotKeep    int
 }
 
 // Node is one process of a cluster: the tcp fabric, the local shards,
@@ -85,6 +93,7 @@ type Node struct {
 	raftOut []chan []byte
 	raftWG  sync.WaitGroup
 	stopOut chan struct{}
+	snap    *snapshots // the log's snapshots (snapshot.go)
 }
 
 // ClusterID returns the id the nodes of a cluster over the snapshot in dir

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -77,8 +78,21 @@ func (n *Node) openRaft() error {
 		go n.sendLoop(i)
 	}
 	logf := n.cfg.Fabric.Logf
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	n.snap = &snapshots{dir: dir, region: rdmakv.RegionID(2*n.store.NumShards() + 1)}
+	every := uint64(10000)
+	switch {
+	case n.cfg.SnapshotEntries < 0:
+		every = 0
+	case n.cfg.SnapshotEntries > 0:
+		every = uint64(n.cfg.SnapshotEntries)
+	}
 	r, err := raftlog.Open(raftlog.Config{Dir: dir, ID: uint64(n.cfg.Node) + 1, Peers: peers,
-		Send: n.sendRaft, Apply: n.applyEntry, Tick: tick, Logf: logf})
+		Send: n.sendRaft, Apply: n.applyEntry, Tick: tick, Logf: logf,
+		SnapshotEntries: every, KeepEntries: uint64(max(n.cfg.SnapshotKeep, 0)),
+		Snapshot: n.takeSnapshot, Fetch: n.fetchSnapshot, Install: n.installSnapshot})
 	if err != nil {
 		return err
 	}
@@ -173,6 +187,7 @@ func (n *Node) applyEntry(index uint64, data []byte) (any, error) {
 	if tip != n.ds0 {
 		tip.Close()
 	}
+	n.snap.net.add(changes)
 	n.shards.setDict(nd.Dict())
 	n.vs.set(nd.Version())
 	return outcome{version: nd.Version()}, nil

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/wukongd/wukongd/rdmakv"
+	"github.com/wukongd/wukongd/web"
 )
 
 // Versions across the cluster (DESIGN.md §14). Every node applies the
@@ -41,22 +42,26 @@ type versions struct {
 	f     rdmakv.Fabric
 	self  rdmakv.NodeID
 	reg   rdmakv.RegionID // the applied-version region on every node
-	word  []uint64        // this node's published applied version (word[0])
+	word  []uint64        // this node's published applied version (word[0]) and floor (word[1])
 	base  uint64          // the snapshot's version
 	stamp uint64          // the snapshot's delta stamp (version v reads stamp v-base+stamp)
 
 	mu      sync.Mutex
 	applied atomic.Uint64
+	floor   atomic.Uint64 // versions below are not on this node (it installed a snapshot past them)
 	changed chan struct{} // closed and replaced at each apply
 	peers   []atomic.Uint64
+	// peerFloor is the highest floor seen of each peer: once a peer's
+	// floor passed v, v is read from it no more.
+	peerFloor []atomic.Uint64
 }
 
 func newVersions(f rdmakv.Fabric, self rdmakv.NodeID, reg rdmakv.RegionID, base, stamp uint64) (*versions, error) {
-	vs := &versions{f: f, self: self, reg: reg, word: make([]uint64, 1), base: base, stamp: stamp,
-		changed: make(chan struct{}), peers: make([]atomic.Uint64, f.Nodes())}
+	vs := &versions{f: f, self: self, reg: reg, word: make([]uint64, 2), base: base, stamp: stamp,
+		changed: make(chan struct{}), peers: make([]atomic.Uint64, f.Nodes()), peerFloor: make([]atomic.Uint64, f.Nodes())}
 	vs.applied.Store(base)
 	vs.word[0] = base
-	buf := unsafe.Slice((*byte)(unsafe.Pointer(&vs.word[0])), 8) // one aligned word: a reader sees it whole
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&vs.word[0])), 16) // aligned words: a reader sees each whole
 	if err := f.Register(self, reg, rdmakv.NewRegion(buf)); err != nil {
 		return nil, fmt.Errorf("cannot register the applied-version region: %w", err)
 	}
@@ -79,13 +84,32 @@ func (vs *versions) set(v uint64) {
 	vs.mu.Unlock()
 }
 
+// setFloor publishes that versions below f are not on this node: it
+// installed a snapshot of the log at version f, jumping over them.
+func (vs *versions) setFloor(f uint64) {
+	vs.floor.Store(f)
+	atomic.StoreUint64(&vs.word[1], f)
+}
+
+// compactedPast is the error of a query reading version v on a node whose
+// floor is past it.
+func compactedPast(node rdmakv.NodeID, v, floor uint64) error {
+	return fmt.Errorf("%w: node %d has compacted past version %d the query reads (it installed a snapshot of the replicated log at version %d); run the query again", web.ErrNotReady, node, v, floor)
+}
+
 // waitLocal waits until this node has applied version v.
 func (vs *versions) waitLocal(ctx context.Context, v uint64) error {
 	for {
 		vs.mu.Lock()
 		c := vs.changed
 		vs.mu.Unlock()
+		if f := vs.floor.Load(); v < f {
+			return compactedPast(vs.self, v, f)
+		}
 		if cur := vs.applied.Load(); cur >= v {
+			if f := vs.floor.Load(); v < f { // a snapshot installed meanwhile
+				return compactedPast(vs.self, v, f)
+			}
 			return nil
 		}
 		select {
@@ -103,16 +127,22 @@ func (vs *versions) waitNode(ctx context.Context, node rdmakv.NodeID, v uint64) 
 	if node == vs.self {
 		return vs.waitLocal(ctx, v)
 	}
-	if vs.peers[node].Load() >= v {
+	if vs.peers[node].Load() >= v && vs.peerFloor[node].Load() <= v {
 		return nil
 	}
-	var b [8]byte
+	var b [16]byte
 	pause := 200 * time.Microsecond
 	for {
 		if err := vs.f.Read(ctx, vs.self, rdmakv.ReadRequest{Node: node, Region: vs.reg, Dst: b[:]}); err != nil {
 			return fmt.Errorf("cannot read the version node %d applied: %w", node, err)
 		}
-		got := binary.LittleEndian.Uint64(b[:])
+		got, floor := binary.LittleEndian.Uint64(b[:]), binary.LittleEndian.Uint64(b[8:])
+		if floor > vs.peerFloor[node].Load() {
+			vs.peerFloor[node].Store(floor)
+		}
+		if v < floor {
+			return compactedPast(node, v, floor)
+		}
 		for {
 			seen := vs.peers[node].Load()
 			if got <= seen || vs.peers[node].CompareAndSwap(seen, got) {

@@ -213,6 +213,35 @@ func (d *Dataset) ApplyHosted(ctx context.Context, changes ...GraphChange) (*Dat
 	return nd, nil
 }
 
+// ApplyHostedAt is ApplyHosted making version v (> d.Version()) at once:
+// its changes are stamped v-d.Version() stamps past d's, as if the
+// versions in between had each taken a stamp, so the stamps keep
+// following the versions of the other nodes of a cluster (a node that
+// installs a snapshot of the replicated log jumps from its version to the
+// snapshot's). A reader at a stamp in between reads d's state: the
+// versions in between are not on this node (the caller refuses them).
+func (d *Dataset) ApplyHostedAt(ctx context.Context, v uint64, changes ...GraphChange) (*Dataset, error) {
+	if v <= d.version {
+		return nil, fmt.Errorf("cannot make version %d on version %d", v, d.version)
+	}
+	nd, err := d.applyWithSkip(ctx, false, true, v-d.version-1, changes, func(r *applyRun) error {
+		for ci, c := range changes {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := r.change(ctx, ci, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	nd.version = v
+	return nd, nil
+}
+
 // checkHosted refuses what ApplyHosted cannot do.
 func checkHosted(d *Dataset, changes []GraphChange) error {
 	if d.inferred != nil {

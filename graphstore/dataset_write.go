@@ -143,6 +143,12 @@ func (d *Dataset) applyDelta(ctx context.Context, changes []GraphChange, amend, 
 // version as d; hosted: ApplyHosted of changes) and returns the dataset
 // it makes; if body fails, nothing of it is left.
 func (d *Dataset) applyWith(ctx context.Context, amend, hosted bool, changes []GraphChange, body func(r *applyRun) error) (*Dataset, error) {
+	return d.applyWithSkip(ctx, amend, hosted, 0, changes, body)
+}
+
+// applyWithSkip is applyWith whose version's stamp is skip stamps past
+// the next one (ApplyHostedAt).
+func (d *Dataset) applyWithSkip(ctx context.Context, amend, hosted bool, skip uint64, changes []GraphChange, body func(r *applyRun) error) (*Dataset, error) {
 	lin := d.lin
 	lin.mu.Lock()
 	defer lin.mu.Unlock()
@@ -178,7 +184,7 @@ func (d *Dataset) applyWith(ctx context.Context, amend, hosted bool, changes []G
 			}
 		}
 	}()
-	lin.stamp++
+	lin.stamp += 1 + skip
 	r.stamp = lin.stamp
 	r.graph(rdf.Term{})
 	if err := body(r); err != nil {

@@ -28,6 +28,9 @@ var (
 	ErrLost = errors.New("the proposal was overtaken by a leader change and not committed")
 	// ErrStopped: the node is closed or its log failed.
 	ErrStopped = errors.New("the Raft node is stopped")
+	// ErrSnapshotted: the proposal's entry reached this node inside a
+	// snapshot; whether it was applied is unknown here.
+	ErrSnapshotted = errors.New("the proposal's entry was installed with a snapshot")
 )
 
 // Config configures a Node.
@@ -52,6 +55,27 @@ type Config struct {
 	Tick time.Duration
 	// Logf, if set, receives the library's warnings and errors.
 	Logf func(format string, args ...any)
+
+	// Snapshots (all optional; without Snapshot the log grows forever).
+	// SnapshotEntries: once this many entries were applied since the
+	// last snapshot, the node calls Snapshot at its applied index and
+	// truncates its log before it (0: never). KeepEntries of the entries
+	// before the snapshot stay in memory for a follower a little behind
+	// (default 1,024); one further behind gets the snapshot.
+	SnapshotEntries uint64
+	KeepEntries     uint64
+	// Snapshot makes the state machine's snapshot at index (durably) and
+	// returns its descriptor: what a follower's Fetch gets to find it.
+	Snapshot func(index uint64) ([]byte, error)
+	// Fetch, on a follower that received a snapshot's descriptor from
+	// node from, gets the snapshot and keeps it durably (verified) before
+	// Raft sees the message; an error drops the message (the leader sends
+	// it again).
+	Fetch func(ctx context.Context, from, index uint64, desc []byte) error
+	// Install makes the state machine the snapshot at index (fetched, or
+	// the node's own at Open): the entries up to index are never applied
+	// here one by one.
+	Install func(index uint64, desc []byte) error
 }
 
 // Node is one member of the Raft group.
@@ -67,6 +91,9 @@ type Node struct {
 	hsTerm        uint64 // term and vote of the last hard state written (Ready loop)
 	hsVote        uint64
 	idSeq         atomic.Uint64
+	confState     *pb.ConfState // the membership (Ready loop)
+	snapIndex     uint64        // the newest snapshot's index (Ready loop)
+	fetching      atomic.Uint64 // index of a snapshot being fetched (0: none)
 
 	mu      sync.Mutex
 	waiters map[[16]byte]*waiter
@@ -130,11 +157,26 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("cannot replay the raft log %s: %w", cfg.Dir, err)
 	}
 	n.nextLSN = l.NextLSN()
-	if hs, _, err := n.storage.InitialState(); err == nil {
+	if hs, cs, err := n.storage.InitialState(); err == nil {
 		n.initialCommit = hs.GetCommit()
 		n.hsTerm, n.hsVote = hs.GetTerm(), hs.GetVote()
+		n.confState = proto.Clone(cs).(*pb.ConfState)
 	}
-	rc := &raft.Config{ID: cfg.ID, ElectionTick: 10, HeartbeatTick: 1, Storage: n.storage,
+	var applied uint64
+	if snap, err := n.storage.Snapshot(); err == nil && !raft.IsEmptySnap(snap) {
+		if cfg.Install == nil {
+			l.Close()
+			return nil, errors.New("raftlog: the log starts with a snapshot and Config.Install is not set")
+		}
+		md := snap.GetMetadata()
+		if err := cfg.Install(md.GetIndex(), snap.GetData()); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("cannot install the snapshot at entry %d: %w", md.GetIndex(), err)
+		}
+		applied, n.snapIndex = md.GetIndex(), md.GetIndex()
+		n.applied.Store(applied)
+	}
+	rc := &raft.Config{ID: cfg.ID, Applied: applied, ElectionTick: 10, HeartbeatTick: 1, Storage: n.storage,
 		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 1 << 30,
 		CheckQuorum: true, PreVote: true, Logger: &logger{logf: cfg.Logf}}
 	if records == 0 {
@@ -281,6 +323,11 @@ func (n *Node) run() {
 				return
 			}
 			n.node.Advance()
+			if err := n.maybeSnapshot(); err != nil {
+				n.fail(err)
+				n.node.Stop()
+				return
+			}
 		case <-n.stop:
 			n.node.Stop()
 			return
@@ -324,6 +371,9 @@ func (n *Node) handle(rd raft.Ready) error {
 		if err := n.storage.ApplySnapshot(rd.Snapshot); err != nil {
 			return err
 		}
+		if err := n.install(rd.Snapshot); err != nil {
+			return err
+		}
 	}
 	if !raft.IsEmptyHardState(rd.HardState) {
 		if err := n.storage.SetHardState(rd.HardState); err != nil {
@@ -351,7 +401,109 @@ func (n *Node) send(msgs []*pb.Message) error {
 			return err
 		}
 		n.cfg.Send(m.GetTo(), b)
+		if m.GetType() == pb.MsgSnap {
+			// The message is the snapshot's descriptor: the follower
+			// fetches the snapshot itself, so as far as the leader goes it
+			// is sent; the follower's answer (or the next heartbeat's,
+			// which sends the descriptor again if it dropped it) moves
+			// the leader on.
+			to := m.GetTo()
+			go n.node.ReportSnapshot(to, raft.SnapshotFinish)
+		}
 	}
+	return nil
+}
+
+// install makes the state machine a snapshot Raft received (persisted
+// already): proposals waiting for entries up to it get an unknown
+// outcome.
+func (n *Node) install(snap *pb.Snapshot) error {
+	md := snap.GetMetadata()
+	idx := md.GetIndex()
+	if n.cfg.Install == nil {
+		return errors.New("raftlog: a snapshot arrived and Config.Install is not set")
+	}
+	if err := n.cfg.Install(idx, snap.GetData()); err != nil {
+		return fmt.Errorf("cannot install the snapshot at entry %d: %w", idx, err)
+	}
+	if cs := md.GetConfState(); cs != nil {
+		n.confState = proto.Clone(cs).(*pb.ConfState)
+	}
+	n.snapIndex = idx
+	n.applied.Store(idx)
+	var gone []*waiter
+	n.mu.Lock()
+	for i, w := range n.byIndex {
+		if i <= idx {
+			delete(n.byIndex, i)
+			delete(n.waiters, w.id)
+			gone = append(gone, w)
+		}
+	}
+	close(n.appliedC)
+	n.appliedC = make(chan struct{})
+	n.mu.Unlock()
+	for _, w := range gone {
+		w.result <- result{err: fmt.Errorf("%w: entry %d came in a snapshot (up to %d), its outcome is unknown here", ErrSnapshotted, w.index, idx)}
+	}
+	return nil
+}
+
+// maybeSnapshot takes a snapshot at the applied index once enough
+// entries were applied since the last one, and truncates the log before
+// it: one record holds the hard state, the snapshot and the entries after
+// it, and the records before are retired.
+func (n *Node) maybeSnapshot() error {
+	applied := n.applied.Load()
+	if n.cfg.Snapshot == nil || n.cfg.SnapshotEntries == 0 || applied < n.snapIndex+n.cfg.SnapshotEntries {
+		return nil
+	}
+	desc, err := n.cfg.Snapshot(applied)
+	if err != nil {
+		return fmt.Errorf("cannot make a snapshot at entry %d: %w", applied, err)
+	}
+	snap, err := n.storage.CreateSnapshot(applied, n.confState, desc)
+	if err != nil {
+		return err
+	}
+	hs, _, err := n.storage.InitialState()
+	if err != nil {
+		return err
+	}
+	last, err := n.storage.LastIndex()
+	if err != nil {
+		return err
+	}
+	var after []*pb.Entry
+	if last > applied {
+		es, err := n.storage.Entries(applied+1, last+1, ^uint64(0))
+		if err != nil {
+			return err
+		}
+		after = es
+	}
+	payload, err := encodeState(hs, after, snap)
+	if err != nil {
+		return err
+	}
+	lsn := n.nextLSN
+	n.nextLSN++
+	if err := n.log.Append(lsn, payload).Wait(); err != nil {
+		return fmt.Errorf("cannot write the raft log: %w", err)
+	}
+	if err := n.log.Retire(lsn - 1); err != nil {
+		return fmt.Errorf("cannot retire the raft log before its snapshot: %w", err)
+	}
+	keep := n.cfg.KeepEntries
+	if keep == 0 {
+		keep = 1024
+	}
+	if applied > keep {
+		if err := n.storage.Compact(applied - keep); err != nil && !errors.Is(err, raft.ErrCompacted) {
+			return err
+		}
+	}
+	n.snapIndex = applied
 	return nil
 }
 
@@ -398,13 +550,13 @@ func (n *Node) apply(ents []*pb.Entry) error {
 			if err := proto.Unmarshal(e.Data, &cc); err != nil {
 				return fmt.Errorf("entry %d: %w", idx, err)
 			}
-			n.node.ApplyConfChange(&cc)
+			n.confState = n.node.ApplyConfChange(&cc)
 		case pb.EntryConfChangeV2:
 			var cc pb.ConfChangeV2
 			if err := proto.Unmarshal(e.Data, &cc); err != nil {
 				return fmt.Errorf("entry %d: %w", idx, err)
 			}
-			n.node.ApplyConfChange(&cc)
+			n.confState = n.node.ApplyConfChange(&cc)
 		case pb.EntryNormal:
 			if len(e.Data) == 0 {
 				break // a new leader's empty entry
@@ -550,7 +702,43 @@ func (n *Node) Step(ctx context.Context, msg []byte) error {
 	if f := m.GetFrom(); f < 1 || f > uint64(n.cfg.Peers) {
 		return fmt.Errorf("raft message from unknown node %d", f)
 	}
+	if m.GetType() == pb.MsgSnap && n.cfg.Fetch != nil {
+		n.fetchSnapshot(m)
+		return nil
+	}
 	return n.node.Step(ctx, m)
+}
+
+// fetchSnapshot gets the snapshot a MsgSnap describes (Config.Fetch) in
+// the background and hands the message to Raft once it is here and
+// verified; a failed fetch drops it (the leader sends the descriptor
+// again after the next heartbeat). One fetch at a time.
+func (n *Node) fetchSnapshot(m *pb.Message) {
+	idx := m.GetSnapshot().GetMetadata().GetIndex()
+	if idx <= n.applied.Load() || !n.fetching.CompareAndSwap(0, idx) {
+		return
+	}
+	go func() {
+		defer n.fetching.Store(0)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		go func() {
+			select {
+			case <-n.done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		if err := n.cfg.Fetch(ctx, m.GetFrom(), idx, m.GetSnapshot().GetData()); err != nil {
+			if n.cfg.Logf != nil {
+				n.cfg.Logf("raft node %d: snapshot at entry %d from node %d refused: %v", n.cfg.ID, idx, m.GetFrom(), err)
+			}
+			return
+		}
+		if err := n.node.Step(ctx, m); err != nil && n.cfg.Logf != nil {
+			n.cfg.Logf("raft node %d: snapshot at entry %d: %v", n.cfg.ID, idx, err)
+		}
+	}()
 }
 
 // ReportUnreachable tells Raft that a message to node id could not be
