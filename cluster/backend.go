@@ -29,7 +29,7 @@ var (
 
 // Query implements web.Backend.
 func (b *backend) Query(ctx context.Context, req *web.QueryRequest) (*web.Result, error) {
-	if err := b.n.replaying(); err != nil {
+	if err := b.n.serving(); err != nil {
 		return nil, err // it would read an old version
 	}
 	// The query reads the version applied here now: every write this
@@ -141,8 +141,9 @@ func (b *backend) FabricStats() web.FabricStats { return b.svc.FabricStats() }
 // Prefixes implements web.Prefixer.
 func (b *backend) Prefixes() map[string]string { return b.svc.Prefixes() }
 
-// Ready implements web.Readier: the service is open and every peer is
-// connected.
+// Ready implements web.Readier: the service is open, the node has
+// replayed its log and caught up with its peers, a leader is known, and
+// every shard has a replica the node can reach.
 func (b *backend) Ready(ctx context.Context) error {
 	if err := b.svc.Ready(ctx); err != nil {
 		return err
@@ -153,10 +154,5 @@ func (b *backend) Ready(ctx context.Context) error {
 	if st := b.n.raft.Status(); st.Leader == 0 {
 		return fmt.Errorf("%w: the replicated log has no leader known to node %d (term %d): an election is running or the node is cut off from a majority", web.ErrNotReady, b.n.cfg.Node, st.Term)
 	}
-	for _, p := range b.n.fabric.Peers() {
-		if !p.Connected {
-			return fmt.Errorf("%w: fabric peer %d (%s) is not connected: %s", web.ErrNotReady, p.Node, p.Addr, p.LastError)
-		}
-	}
-	return nil
+	return b.n.shardsUp()
 }

@@ -67,6 +67,9 @@ type Config struct {
 	// installs the snapshot (snapshot.go).
 	SnapshotEntries int
 	SnapshotKeep    int
+	// Replicas is the number of nodes hosting each shard (default 1; at
+	// most the number of nodes): see Placement.
+	Replicas int
 }
 
 // Node is one process of a cluster: the tcp fabric, the local shards,
@@ -94,6 +97,14 @@ type Node struct {
 	raftWG  sync.WaitGroup
 	stopOut chan struct{}
 	snap    *snapshots // the log's snapshots (snapshot.go)
+
+	// Catching up after a start (catchup.go): the version a peer had
+	// applied when this node looked (what it waits for), and whether it
+	// got there.
+	pl       Placement
+	shardsp  atomic.Pointer[ShardStore] // shards, for the fabric's goroutines
+	target   atomic.Uint64
+	caughtUp atomic.Bool
 }
 
 // ClusterID returns the id the nodes of a cluster over the snapshot in dir
@@ -119,8 +130,12 @@ func Open(cfg Config) (n *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.Shards < len(cfg.Peers) {
-		return nil, fmt.Errorf("the snapshot has %d shards, fewer than the %d nodes: load it with --shards %d or more", m.Shards, len(cfg.Peers), len(cfg.Peers))
+	if cfg.Replicas == 0 {
+		cfg.Replicas = 1
+	}
+	pl, err := NewPlacement(m.Shards, len(cfg.Peers), cfg.Replicas)
+	if err != nil {
+		return nil, err
 	}
 	id, err := ClusterID(cfg.Data)
 	if err != nil {
@@ -131,7 +146,7 @@ func Open(cfg Config) (n *Node, err error) {
 	if fo.Seed == 0 {
 		fo.Seed = int64(cfg.Node) + 1
 	}
-	nd := &Node{cfg: cfg, tracks: map[*queryTrack]struct{}{}}
+	nd := &Node{cfg: cfg, pl: pl, tracks: map[*queryTrack]struct{}{}}
 	n = nd
 	userLost := fo.OnPeerLost
 	fo.OnPeerLost = func(node rdmakv.NodeID, err error) {
@@ -145,18 +160,15 @@ func Open(cfg Config) (n *Node, err error) {
 			nd.Close()
 		}
 	}()
-	var local []int
-	for s := 0; s < m.Shards; s++ {
-		if s%len(cfg.Peers) == cfg.Node {
-			local = append(local, s)
-		}
-	}
+	self := rdmakv.NodeID(cfg.Node)
+	local := pl.Hosted(self)
 	// The fabric answers peers only once the shards are registered.
 	fo.StartPaused = true
 	if n.fabric, err = rdmakv.NewTCP(fo); err != nil {
 		return nil, err
 	}
-	if n.store, err = graphstore.OpenSnapshot(cfg.Data, graphstore.OpenOptions{Shards: local, Fabric: n.fabric, SkipChecksums: cfg.SkipChecksums}); err != nil {
+	if n.store, err = graphstore.OpenSnapshot(cfg.Data, graphstore.OpenOptions{Shards: local, Fabric: n.fabric,
+		SkipChecksums: cfg.SkipChecksums, Place: pl.placeOn(self)}); err != nil {
 		return nil, err
 	}
 	n.ds0 = graphstore.NewDataset(n.store)
@@ -167,11 +179,12 @@ func Open(cfg Config) (n *Node, err error) {
 		return nil, err
 	}
 	n.fabric.Resume()
-	if n.shards, err = NewShardStore(n.store, rdmakv.NodeID(cfg.Node), n.vs); err != nil {
+	if n.shards, err = NewShardStore(n.store, self, n.vs, pl); err != nil {
 		n.ds0.Close()
 		n.store = nil
 		return nil, err
 	}
+	n.shardsp.Store(n.shards)
 	n.svc, err = service.NewDataset(n.ds0, service.Options{Workers: cfg.Workers, Mode: cfg.Mode,
 		ForkThreshold: cfg.ForkThreshold, Shards: m.Shards, NewEngine: n.newEngine,
 		MaxQueryMemory: cfg.MaxQueryMemory, MaxMemory: cfg.MaxMemory, MaxValueBytes: cfg.MaxValueBytes})
@@ -182,6 +195,8 @@ func Open(cfg Config) (n *Node, err error) {
 	if err := n.openRaft(); err != nil {
 		return nil, err
 	}
+	n.raftWG.Add(1)
+	go n.catchUp()
 	n.backend = &backend{n: n, svc: n.svc}
 	return n, nil
 }
@@ -215,6 +230,9 @@ func (n *Node) untrack(qt *queryTrack) {
 // peerLost cancels the queries that sent sub-queries to a lost node, with
 // a cause that says so.
 func (n *Node) peerLost(node rdmakv.NodeID, err error) {
+	if ss := n.shardsp.Load(); ss != nil {
+		ss.forget(node) // routed around at once; a restarted process is new
+	}
 	cause := fmt.Errorf("node %d (%s) was lost while the query waited on it: %w", node, n.cfg.Peers[node], err)
 	n.trackMu.Lock()
 	defer n.trackMu.Unlock()

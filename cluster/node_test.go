@@ -91,6 +91,11 @@ func simClusterWith(t testing.TB, sim *rdmakv.SimNet, dir string, n int, base Co
 			t.Fatal(err)
 		}
 	}
+	for _, nd := range nodes {
+		if err := nd.WaitServing(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return nodes
 }
 

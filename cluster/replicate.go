@@ -255,7 +255,7 @@ func (n *Node) writable() error {
 	if err := n.raft.Err(); err != nil {
 		return fmt.Errorf("%w: the replicated log of node %d stopped: %v", web.ErrNotReady, n.cfg.Node, err)
 	}
-	return n.replaying()
+	return n.serving()
 }
 
 // replaying says, while the node replays its own log after a start, how

@@ -16,12 +16,15 @@ import (
 )
 
 // ShardStore is the engine's view of a store of which this process holds
-// some shards (those of its fabric node): it implements exec.Store and
-// exec.Transport. Shard s lives on fabric node s mod nodes.
+// some shards (those its fabric node hosts): it implements exec.Store and
+// exec.Transport. The Placement says which nodes host each shard; a shard
+// this node does not host is read from, and forked to, a live replica
+// (routing.go).
 type ShardStore struct {
 	s     *graphstore.Store
 	f     rdmakv.Fabric
 	self  rdmakv.NodeID
+	pl    Placement
 	stats *planner.Stats
 	local []int
 
@@ -33,13 +36,19 @@ type ShardStore struct {
 
 	// vs says which version each node has applied; dict is the newest
 	// applied version's dictionary (it decodes every ID of every older
-	// version too); rdelta caches the delta tables of the shards, opened
-	// through the fabric, and noDelta[i]-1 is a version at which shard
-	// i's node had applied and had no delta yet.
+	// version too). By replica (shard·nodes + node, rep): rtab and rdelta
+	// cache the base and delta tables opened through the fabric, and
+	// noDelta-1 is a version at which that node had applied and had no
+	// delta on the shard yet.
 	vs      *versions
 	dict    atomic.Pointer[graphstore.Dict]
+	rtab    []atomic.Pointer[rdmakv.RemoteTable]
 	rdelta  []atomic.Pointer[rdmakv.RemoteDelta]
 	noDelta []atomic.Uint64
+	// peers is what this node knows of each peer's health (routing.go);
+	// status is this node's published status word (region statusRegion).
+	peers  []peerState
+	status []uint64
 	// raft receives the Raft messages of the fabric (nil: none expected).
 	raft atomic.Pointer[func(from rdmakv.NodeID, msg []byte)]
 }
@@ -64,37 +73,47 @@ const (
 	raftShard      = ^uint32(0)
 )
 
-// NewShardStore adapts s, whose local shards must be exactly those of
-// fabric node self, and starts the router that takes this node's messages
-// off the fabric. vs says which version each node applied (nil: s is
-// never written). Close stops it.
-func NewShardStore(s *graphstore.Store, self rdmakv.NodeID, vs *versions) (*ShardStore, error) {
+// NewShardStore adapts s, whose local shards must be exactly those pl
+// puts on fabric node self, and starts the router that takes this node's
+// messages off the fabric and the prober that follows the peers' health.
+// vs says which version each node applied (nil: s is never written).
+// Close stops them.
+func NewShardStore(s *graphstore.Store, self rdmakv.NodeID, vs *versions, pl Placement) (*ShardStore, error) {
 	f := s.Fabric()
 	if !f.IsLocal(self) {
 		return nil, fmt.Errorf("node %d is not local to the store's fabric", self)
 	}
-	local := s.LocalShards()
-	var want []int
-	for i := 0; i < s.NumShards(); i++ {
-		if s.NodeOf(i) == self {
-			want = append(want, i)
-		}
+	if pl.Shards != s.NumShards() || pl.Nodes != f.Nodes() {
+		return nil, fmt.Errorf("a placement of %d shards on %d nodes for a store of %d shards on %d nodes", pl.Shards, pl.Nodes, s.NumShards(), f.Nodes())
 	}
+	local := s.LocalShards()
+	want := pl.Hosted(self)
 	if len(want) == 0 {
 		return nil, fmt.Errorf("node %d of %d owns no shard of %d: use at most as many nodes as shards", self, f.Nodes(), s.NumShards())
 	}
 	if fmt.Sprint(local) != fmt.Sprint(want) {
 		return nil, fmt.Errorf("node %d must hold shards %v, the store holds %v", self, want, local)
 	}
-	ss := &ShardStore{s: s, f: f, self: self, stats: exec.PlannerStats(s), local: local, queues: make([]chan envelope, s.NumShards()),
-		vs: vs, rdelta: make([]atomic.Pointer[rdmakv.RemoteDelta], s.NumShards()), noDelta: make([]atomic.Uint64, s.NumShards())}
+	for _, i := range local {
+		if s.NodeOf(i) != self {
+			return nil, fmt.Errorf("the store puts its shard %d on node %d, not on this node %d", i, s.NodeOf(i), self)
+		}
+	}
+	reps := s.NumShards() * f.Nodes()
+	ss := &ShardStore{s: s, f: f, self: self, pl: pl, stats: exec.PlannerStats(s), local: local, queues: make([]chan envelope, s.NumShards()),
+		vs: vs, rtab: make([]atomic.Pointer[rdmakv.RemoteTable], reps), rdelta: make([]atomic.Pointer[rdmakv.RemoteDelta], reps),
+		noDelta: make([]atomic.Uint64, reps), peers: make([]peerState, f.Nodes()), status: make([]uint64, 1)}
 	ss.dict.Store(s.Dict())
 	for _, i := range local {
 		ss.queues[i] = make(chan envelope, 1024)
 	}
+	if err := f.Register(self, ss.statusRegion(), rdmakv.NewRegion(wordBytes(ss.status))); err != nil {
+		return nil, fmt.Errorf("cannot register the status region: %w", err)
+	}
 	ss.ctx, ss.cancel = context.WithCancel(context.Background())
-	ss.wg.Add(1)
+	ss.wg.Add(2)
 	go ss.route()
+	go ss.probe()
 	return ss, nil
 }
 
@@ -156,16 +175,40 @@ func (ss *ShardStore) readVersion(ctx context.Context) uint64 {
 func (ss *ShardStore) PlannerStats() *planner.Stats { return ss.stats }
 
 // Lookup implements exec.Store: a shard of this node is read from its
-// region, another through the fabric (one batched lookup; the cost is what
-// the fabric counted for it); then, once writes were applied, the shard's
-// delta at the version ctx reads (mergeDelta).
+// region, another from a live replica through the fabric (one batched
+// lookup; the cost is what the fabric counted for it); then, once writes
+// were applied, the shard's delta at the version ctx reads (mergeDelta).
+// A replica found down on the way is left for the next one.
 func (ss *ShardStore) Lookup(ctx context.Context, self, shard int, keys []exec.Key, out [][]exec.ID) (exec.ReadCost, error) {
-	cost, err := ss.lookupBase(ctx, shard, keys, out)
+	if shard < 0 || shard >= ss.pl.Shards {
+		return exec.ReadCost{}, fmt.Errorf("lookup on shard %d of %d", shard, ss.pl.Shards)
+	}
+	var tried []bool
+	for {
+		node, err := ss.pick(shard, tried)
+		if err != nil {
+			return exec.ReadCost{}, err
+		}
+		cost, err := ss.lookupOn(ctx, node, shard, keys, out)
+		if err == nil || !ss.failover(ctx, err) {
+			return cost, err
+		}
+		if tried == nil {
+			tried = make([]bool, ss.pl.Nodes)
+		}
+		tried[node] = true
+		ss.suspect(node)
+	}
+}
+
+// lookupOn reads keys of shard from its replica on node.
+func (ss *ShardStore) lookupOn(ctx context.Context, node rdmakv.NodeID, shard int, keys []exec.Key, out [][]exec.ID) (exec.ReadCost, error) {
+	cost, err := ss.lookupBase(ctx, node, shard, keys, out)
 	if err != nil || ss.vs == nil {
 		return cost, err
 	}
 	if v := ss.readVersion(ctx); v > ss.vs.base {
-		dc, err := ss.mergeDelta(ctx, v, shard, keys, out)
+		dc, err := ss.mergeDelta(ctx, v, node, shard, keys, out)
 		if err != nil {
 			return cost, err
 		}
@@ -176,20 +219,23 @@ func (ss *ShardStore) Lookup(ctx context.Context, self, shard int, keys []exec.K
 	return cost, nil
 }
 
-// mergeDelta merges shard's delta at version v into the base lists out:
-// it waits until the shard's node has applied v (up to ctx's deadline),
-// then reads the toggles of every key at v's stamp through the fabric
-// (one round trip for the buckets, one more per chain level, one for the
-// blocks; a copy for this node's own shards).
-func (ss *ShardStore) mergeDelta(ctx context.Context, v uint64, shard int, keys []exec.Key, out [][]exec.ID) (exec.ReadCost, error) {
-	node := ss.s.NodeOf(shard)
+// rep indexes the caches by replica.
+func (ss *ShardStore) rep(shard int, node rdmakv.NodeID) int { return shard*ss.pl.Nodes + int(node) }
+
+// mergeDelta merges the delta of shard's replica on node at version v
+// into the base lists out: it waits until node has applied v (up to
+// ctx's deadline), then reads the toggles of every key at v's stamp
+// through the fabric (one round trip for the buckets, one more per chain
+// level, one for the blocks; a copy for this node's own shards).
+func (ss *ShardStore) mergeDelta(ctx context.Context, v uint64, node rdmakv.NodeID, shard int, keys []exec.Key, out [][]exec.ID) (exec.ReadCost, error) {
 	if err := ss.vs.waitNode(ctx, node, v); err != nil {
 		return exec.ReadCost{}, err
 	}
-	if nd := ss.noDelta[shard].Load(); nd > v {
+	r := ss.rep(shard, node)
+	if nd := ss.noDelta[r].Load(); nd > v {
 		return exec.ReadCost{}, nil // the node had applied v without a delta on the shard
 	}
-	rd := ss.rdelta[shard].Load()
+	rd := ss.rdelta[r].Load()
 	if rd == nil {
 		var err error
 		rd, err = rdmakv.OpenRemoteDelta(ctx, ss.f, ss.self, node, rdmakv.RegionID(ss.s.NumShards()+shard))
@@ -197,8 +243,8 @@ func (ss *ShardStore) mergeDelta(ctx context.Context, v uint64, shard int, keys 
 			// Not made yet: no write reached the shard by the version its
 			// node had applied (≥ v) when it answered.
 			for {
-				nd := ss.noDelta[shard].Load()
-				if nd > v || ss.noDelta[shard].CompareAndSwap(nd, v+1) {
+				nd := ss.noDelta[r].Load()
+				if nd > v || ss.noDelta[r].CompareAndSwap(nd, v+1) {
 					break
 				}
 			}
@@ -207,8 +253,8 @@ func (ss *ShardStore) mergeDelta(ctx context.Context, v uint64, shard int, keys 
 		if err != nil {
 			return exec.ReadCost{}, fmt.Errorf("cannot open the delta of shard %d on node %d: %w", shard, node, err)
 		}
-		ss.rdelta[shard].CompareAndSwap(nil, rd)
-		rd = ss.rdelta[shard].Load()
+		ss.rdelta[r].CompareAndSwap(nil, rd)
+		rd = ss.rdelta[r].Load()
 	}
 	lookups := make([]rdmakv.DeltaLookup, len(keys))
 	for i, k := range keys {
@@ -231,9 +277,9 @@ func (ss *ShardStore) mergeDelta(ctx context.Context, v uint64, shard int, keys 
 	return exec.ReadCost{Reads: c.Reads, Bytes: c.ReadBytes, RoundTrips: c.RoundTrips}, nil
 }
 
-// lookupBase reads the base lists of keys of shard.
-func (ss *ShardStore) lookupBase(ctx context.Context, shard int, keys []exec.Key, out [][]exec.ID) (exec.ReadCost, error) {
-	if v := ss.s.Shard(shard); v != nil {
+// lookupBase reads the base lists of keys of shard's replica on node.
+func (ss *ShardStore) lookupBase(ctx context.Context, node rdmakv.NodeID, shard int, keys []exec.Key, out [][]exec.ID) (exec.ReadCost, error) {
+	if v := ss.s.Shard(shard); v != nil && node == ss.self {
 		buf, ends, err := v.AppendEdgesBatch(ctx, keys, nil, nil)
 		if err != nil {
 			return exec.ReadCost{}, err
@@ -245,9 +291,15 @@ func (ss *ShardStore) lookupBase(ctx context.Context, shard int, keys []exec.Key
 		}
 		return exec.ReadCost{}, nil
 	}
-	rt, err := ss.s.RemoteTable(ctx, ss.self, shard)
-	if err != nil {
-		return exec.ReadCost{}, fmt.Errorf("cannot open shard %d on node %d: %w", shard, ss.s.NodeOf(shard), err)
+	r := ss.rep(shard, node)
+	rt := ss.rtab[r].Load()
+	if rt == nil {
+		var err error
+		if rt, err = rdmakv.OpenRemoteTable(ctx, ss.f, ss.self, node, rdmakv.RegionID(shard)); err != nil {
+			return exec.ReadCost{}, fmt.Errorf("cannot open shard %d on node %d: %w", shard, node, err)
+		}
+		ss.rtab[r].CompareAndSwap(nil, rt)
+		rt = ss.rtab[r].Load()
 	}
 	lookups := make([]rdmakv.Lookup, len(keys))
 	for i, k := range keys {
@@ -256,7 +308,7 @@ func (ss *ShardStore) lookupBase(ctx context.Context, shard int, keys []exec.Key
 	m := &rdmakv.Meter{}
 	vals, ends, err := rdmakv.LookupBatch(rdmakv.ContextWithMeter(ctx, m), ss.f, ss.self, lookups, nil, nil)
 	if err != nil {
-		return exec.ReadCost{}, fmt.Errorf("cannot read %d keys of shard %d on node %d: %w", len(keys), shard, ss.s.NodeOf(shard), err)
+		return exec.ReadCost{}, fmt.Errorf("cannot read %d keys of shard %d on node %d: %w", len(keys), shard, node, err)
 	}
 	ids := make([]exec.ID, len(vals))
 	for i, v := range vals {
@@ -272,16 +324,48 @@ func (ss *ShardStore) lookupBase(ctx context.Context, shard int, keys []exec.Key
 }
 
 // Send implements exec.Transport: to a shard of this node straight into
-// its queue, to another node through the fabric.
+// its queue, to another node through the fabric — a sub-query to a live
+// replica of shard to (the next one if that one is found down), a reply
+// or a cancel to the exact node that forked (to is then the sender id
+// RecvContext gave, see peerShard).
 func (ss *ShardStore) Send(ctx context.Context, from, to int, msg []byte) error {
-	if to < 0 || to >= len(ss.queues) {
-		return fmt.Errorf("send to shard %d of %d", to, len(ss.queues))
-	}
-	node := ss.s.NodeOf(to)
 	version := ss.readVersion(ctx)
-	if node == ss.self {
+	if to >= ss.pl.Shards {
+		node, shard, ok := ss.peerShard(to)
+		if !ok {
+			return fmt.Errorf("send to shard %d of %d", to, ss.pl.Shards)
+		}
+		if node == ss.self {
+			return ss.deliver(ctx, shard, envelope{from: from, version: version, data: append([]byte(nil), msg...)})
+		}
+		return ss.sendTo(ctx, node, from, shard, version, msg)
+	}
+	if to < 0 {
+		return fmt.Errorf("send to shard %d of %d", to, ss.pl.Shards)
+	}
+	if ss.queues[to] != nil {
 		return ss.deliver(ctx, to, envelope{from: from, version: version, data: append([]byte(nil), msg...)})
 	}
+	var tried []bool
+	for {
+		node, err := ss.pick(to, tried)
+		if err != nil {
+			return err
+		}
+		err = ss.sendTo(ctx, node, from, to, version, msg)
+		if err == nil || !ss.failover(ctx, err) {
+			return err
+		}
+		if tried == nil {
+			tried = make([]bool, ss.pl.Nodes)
+		}
+		tried[node] = true
+		ss.suspect(node)
+	}
+}
+
+// sendTo sends msg from local shard from to shard to on node.
+func (ss *ShardStore) sendTo(ctx context.Context, node rdmakv.NodeID, from, to int, version uint64, msg []byte) error {
 	if qt := trackFromContext(ctx); qt != nil {
 		qt.sent[node].Store(true) // the query may now wait on node
 	}
@@ -294,6 +378,18 @@ func (ss *ShardStore) Send(ctx context.Context, from, to int, msg []byte) error 
 		return fmt.Errorf("cannot send to shard %d on node %d: %w", to, node, err)
 	}
 	return nil
+}
+
+// peerShard decodes a sender id of a message from another node: shard
+// s on node n is s + shards·(n+1), so that the forks of two replicas of
+// one shard never share an id in the engine (its fork keys are (sender,
+// fork number)) and a reply goes back to the node that forked.
+func (ss *ShardStore) peerShard(id int) (rdmakv.NodeID, int, bool) {
+	n := id/ss.pl.Shards - 1
+	if n < 0 || n >= ss.pl.Nodes {
+		return 0, 0, false
+	}
+	return rdmakv.NodeID(n), id % ss.pl.Shards, true
 }
 
 func (ss *ShardStore) deliver(ctx context.Context, to int, e envelope) error {
@@ -393,12 +489,13 @@ func (ss *ShardStore) route() {
 			continue
 		}
 		to := int(to32)
-		if to >= len(ss.queues) || ss.queues[to] == nil || from >= len(ss.queues) || ss.s.NodeOf(from) != m.From {
+		if to >= len(ss.queues) || ss.queues[to] == nil || from >= ss.pl.Shards || int(m.From) >= ss.pl.Nodes || !ss.pl.Hosts(m.From, from) {
 			ss.dropped.Add(1)
 			continue
 		}
 		version := binary.LittleEndian.Uint64(m.Data[8:])
-		if ss.deliver(ss.ctx, to, envelope{from: from, version: version, data: m.Data[envelopeHeader:]}) != nil {
+		sender := from + ss.pl.Shards*(int(m.From)+1)
+		if ss.deliver(ss.ctx, to, envelope{from: sender, version: version, data: m.Data[envelopeHeader:]}) != nil {
 			return
 		}
 	}

@@ -97,6 +97,34 @@ func compactedPast(node rdmakv.NodeID, v, floor uint64) error {
 	return fmt.Errorf("%w: node %d has compacted past version %d the query reads (it installed a snapshot of the replicated log at version %d); run the query again", web.ErrNotReady, node, v, floor)
 }
 
+// observe records that node has applied version got (the highest seen
+// is kept).
+func (vs *versions) observe(node rdmakv.NodeID, got uint64) {
+	for {
+		seen := vs.peers[node].Load()
+		if got <= seen || vs.peers[node].CompareAndSwap(seen, got) {
+			return
+		}
+	}
+}
+
+// forget drops what was seen of node's version: it is a new process (a
+// restarted node replays from the snapshot), whose applied version starts
+// again lower.
+func (vs *versions) forget(node rdmakv.NodeID) {
+	vs.peers[node].Store(0)
+	vs.peerFloor[node].Store(0)
+}
+
+// seen returns the highest version node was seen to have applied since
+// it was last forgotten.
+func (vs *versions) seen(node rdmakv.NodeID) uint64 {
+	if node == vs.self {
+		return vs.current()
+	}
+	return vs.peers[node].Load()
+}
+
 // waitLocal waits until this node has applied version v.
 func (vs *versions) waitLocal(ctx context.Context, v uint64) error {
 	for {
@@ -143,12 +171,7 @@ func (vs *versions) waitNode(ctx context.Context, node rdmakv.NodeID, v uint64) 
 		if v < floor {
 			return compactedPast(node, v, floor)
 		}
-		for {
-			seen := vs.peers[node].Load()
-			if got <= seen || vs.peers[node].CompareAndSwap(seen, got) {
-				break
-			}
-		}
+		vs.observe(node, got)
 		if got >= v {
 			return nil
 		}

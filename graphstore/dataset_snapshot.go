@@ -314,7 +314,7 @@ func OpenDataset(dir string, opts OpenOptions) (ds *Dataset, err error) {
 			}
 			regions[i] = r
 		}
-		st, err := newStore(dict, &stats, regions, opts.Fabric, nil)
+		st, err := newStore(dict, &stats, regions, opts.Fabric, opts.Place)
 		if err != nil {
 			return nil, fmt.Errorf("cannot open snapshot %s: %w", dir, err)
 		}

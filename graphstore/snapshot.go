@@ -436,8 +436,13 @@ type OpenOptions struct {
 	// Fabric carries reads to the shards not opened here. Nil means a new
 	// loopback fabric with one node per shard (then all shards should be
 	// opened). With a tcp fabric, open exactly the shards s with
-	// s mod Nodes == the local node.
+	// s mod Nodes == the local node (or those Place puts on it).
 	Fabric rdmakv.Fabric
+	// Place, if set, names the fabric node of each shard instead of
+	// shard mod Nodes: a cluster with replicas puts every shard it opens
+	// on its own node and names another's primary node for the rest
+	// (cluster.Placement).
+	Place func(shard int) rdmakv.NodeID
 	// SkipChecksums skips verifying the files' CRC-32C (which reads every
 	// byte once); sizes, headers and bounds are still checked.
 	SkipChecksums bool
@@ -582,7 +587,7 @@ func OpenSnapshot(dir string, opts OpenOptions) (st *Store, err error) {
 		mapped = slices.DeleteFunc(mapped, func(r *rdmakv.Region) bool { return r == sr })
 		sr.Close()
 	}
-	st, err = newStore(dict, &stats, regions, opts.Fabric, nil)
+	st, err = newStore(dict, &stats, regions, opts.Fabric, opts.Place)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open snapshot %s: %w", dir, err)
 	}

@@ -25,6 +25,8 @@ type Store struct {
 	stats *Stats
 	n     int
 	nodes int // of the fabric
+	// place names the fabric node of each shard (nil: shard mod nodes).
+	place func(shard int) rdmakv.NodeID
 	// fabric is read through fab: a version with its own loopback
 	// fabric makes it on first use (lazyFabric), so versions that no
 	// reader or engine ever touches (the intermediate ones of a group
@@ -95,8 +97,9 @@ func (sh *storeShared) inBase(k Key) bool {
 
 // newStore assembles a store. regions[i] is nil for a shard that is not
 // local. A nil fabric means a new loopback fabric with one node per shard.
-func newStore(dict *Dict, stats *Stats, regions []*rdmakv.Region, fabric rdmakv.Fabric, _ []func() error) (*Store, error) {
-	s := &Store{dict: dict, stats: stats, n: len(regions), fabric: fabric, regions: regions,
+// place, if set, names the fabric node of each shard (OpenOptions.Place).
+func newStore(dict *Dict, stats *Stats, regions []*rdmakv.Region, fabric rdmakv.Fabric, place func(shard int) rdmakv.NodeID) (*Store, error) {
+	s := &Store{dict: dict, stats: stats, n: len(regions), fabric: fabric, regions: regions, place: place,
 		tables: make([]*rdmakv.Table, len(regions)), views: make([]*ShardView, len(regions)),
 		sh: &storeShared{}, deltaOn: make([]bool, len(regions)), rc: newRemoteCache(len(regions))}
 	s.sh.refs.Store(1)
@@ -136,8 +139,14 @@ func (s *Store) NumShards() int { return s.n }
 // Nodes returns the number of nodes of the fabric.
 func (s *Store) Nodes() int { return s.nodes }
 
-// NodeOf returns the node hosting shard i: i mod Nodes().
-func (s *Store) NodeOf(shard int) rdmakv.NodeID { return rdmakv.NodeID(shard % s.nodes) }
+// NodeOf returns the node hosting shard i: i mod Nodes(), or what
+// OpenOptions.Place said.
+func (s *Store) NodeOf(shard int) rdmakv.NodeID {
+	if s.place != nil {
+		return s.place(shard)
+	}
+	return rdmakv.NodeID(shard % s.nodes)
+}
 
 // Owner returns the shard owning vertex v (a hash of v modulo the number of
 // shards). The index vertex is on every shard; Owner(IndexVertex) is
@@ -267,7 +276,7 @@ func (s *Store) Close() error {
 // read at stamp, with its own statistics and dictionary. Close each
 // version; the last one closes the shared parts.
 func (s *Store) version(stamp uint64, stats *Stats, dict *Dict) (*Store, error) {
-	v := &Store{dict: dict, stats: stats, n: s.n, nodes: s.nodes, regions: s.regions, tables: s.tables,
+	v := &Store{dict: dict, stats: stats, n: s.n, nodes: s.nodes, place: s.place, regions: s.regions, tables: s.tables,
 		views: make([]*ShardView, s.n), sh: s.sh, stamp: stamp, deltaOn: make([]bool, s.n), rc: newRemoteCache(s.n)}
 	if s.sh.ownFabric {
 		v.ownFabric, v.lazyFabric = true, true // made on first use (fab)

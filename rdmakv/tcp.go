@@ -453,6 +453,24 @@ func (f *TCP) Peers() []PeerStats {
 	return out
 }
 
+// Link reports whether this node has a connection to node now and how
+// many connections to it were established so far (a new count means a
+// new connection: the peer may be a restarted process). It is cheap, for
+// routing around a peer that is down; Self is always up.
+func (f *TCP) Link(node NodeID) (up bool, connects uint64) {
+	if node == f.self {
+		return true, 0
+	}
+	if int(node) >= len(f.peers) || f.peers[node] == nil {
+		return false, 0
+	}
+	p := f.peers[node]
+	p.mu.Lock()
+	up = p.conn != nil
+	p.mu.Unlock()
+	return up, p.connects.Load()
+}
+
 // WaitConnected waits until this node has a connection to every peer, or
 // ctx ends (then the error names the peers still missing).
 func (f *TCP) WaitConnected(ctx context.Context) error {

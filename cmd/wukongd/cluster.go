@@ -64,6 +64,7 @@ serve process (for example -- --mode fork-join).`)
 	host := fs.String("host", "127.0.0.1", "address to listen on")
 	httpPort := fs.Int("http-port", 8080, "HTTP port of node 0 (node I: +I)")
 	fabricPort := fs.Int("fabric-port", 7080, "fabric port of node 0 (node I: +I)")
+	replicas := fs.Int("replicas", 1, "nodes hosting each shard (serve --replicas): with 2 or more, the cluster survives the loss of replicas-1 nodes")
 	token := fs.String("update-token", "", "enable writes on every node (serve --update-token): SPARQL Update and Graph Store POST through the replicated log")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -81,6 +82,9 @@ serve process (for example -- --mode fork-join).`)
 		}
 	}
 	serveArgs := fs.Args()
+	if *replicas != 1 {
+		serveArgs = append([]string{"--replicas", strconv.Itoa(*replicas)}, serveArgs...)
+	}
 	if *token != "" {
 		serveArgs = append([]string{"--update-token", *token}, serveArgs...)
 	}

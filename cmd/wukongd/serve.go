@@ -74,6 +74,7 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	var peers listFlag
 	fs.Var(&peers, "peers", "fabric address of every node (HOST:PORT,HOST:PORT,…): run as node --node of that cluster over --data")
 	raftDir := fs.String("raft-dir", "", "with --peers: this node's replicated log (the cluster's write-ahead log; default DATA/raft/node-I)")
+	replicas := fs.Int("replicas", 1, "with --peers: the number of nodes hosting each shard (shard s on nodes s, s+1, … mod N; every node must be given the same value): with 2, any one node may die without failing queries")
 	commitTimeout := fs.Duration("commit-timeout", 10*time.Second, "with --peers: how long a write waits to be committed and applied on this node (past it 503, outcome unknown)")
 	modeName := fs.String("mode", "auto", "execution mode of every query: auto, in-place or fork-join")
 	maxQueryMem := fs.Int64("max-query-memory", 0, "memory one query may account, in bytes (default 1/32 of RAM, at least 256 MiB; negative: none); past it 507")
@@ -111,7 +112,7 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	if len(peers) > 0 {
 		node, err := openClusterNode(*data, *nodeIdx, peers, mode,
 			cluster.Config{MaxQueryMemory: *maxQueryMem, MaxMemory: *maxMem, MaxValueBytes: *maxValue,
-				RaftDir: *raftDir, WriteTimeout: *commitTimeout}, log)
+				RaftDir: *raftDir, WriteTimeout: *commitTimeout, Replicas: *replicas}, log)
 		if err != nil {
 			return err
 		}
