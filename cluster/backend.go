@@ -34,7 +34,34 @@ func (b *backend) Query(ctx context.Context, req *web.QueryRequest) (*web.Result
 	}
 	// The query reads the version applied here now: every write this
 	// node acknowledged, and never older than an earlier query here.
-	qctx, qt := b.n.track(withVersion(ctx, b.n.vs.current()))
+	v := b.n.vs.current()
+	var (
+		res *web.Result
+		err error
+		pm  *rdmakv.PeerMeter
+	)
+	for attempt := 0; ; attempt++ {
+		res, pm, err = b.query(ctx, v, req)
+		// A query that lost a node it had sent work to runs again, at the
+		// same version, on the replicas left (its exploration had not
+		// produced any row for the client yet).
+		if err == nil || attempt >= 2 || b.n.pl.Replicas == 1 || ctx.Err() != nil || !errors.Is(err, rdmakv.ErrNodeDown) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	if pm == nil || res.Plan == nil {
+		return res, nil
+	}
+	res.Plan.Notes = append(res.Plan.Notes, peerNotes(b.n, pm.Snapshot())...)
+	return res, nil
+}
+
+// query runs req once at version v.
+func (b *backend) query(ctx context.Context, v uint64, req *web.QueryRequest) (*web.Result, *rdmakv.PeerMeter, error) {
+	qctx, qt := b.n.track(withVersion(ctx, v))
 	defer b.n.untrack(qt)
 	var pm *rdmakv.PeerMeter
 	if req.Explain == web.ExplainAnalyze {
@@ -48,13 +75,9 @@ func (b *backend) Query(ctx context.Context, req *web.QueryRequest) (*web.Result
 		if cause := context.Cause(qctx); ctx.Err() == nil && errors.Is(cause, rdmakv.ErrNodeDown) {
 			err = cause
 		}
-		return nil, unavailable(err)
+		return nil, nil, err
 	}
-	if pm == nil || res.Plan == nil {
-		return res, nil
-	}
-	res.Plan.Notes = append(res.Plan.Notes, peerNotes(b.n, pm.Snapshot())...)
-	return res, nil
+	return res, pm, nil
 }
 
 // unavailable marks a query that failed because a node is down as

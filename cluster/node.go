@@ -101,6 +101,8 @@ type Node struct {
 	// Catching up after a start (catchup.go): the version a peer had
 	// applied when this node looked (what it waits for), and whether it
 	// got there.
+	engMu    sync.Mutex
+	engines  []*exec.Engine // made by newEngine (plans to forget)
 	pl       Placement
 	shardsp  atomic.Pointer[ShardStore] // shards, for the fabric's goroutines
 	target   atomic.Uint64
@@ -206,7 +208,22 @@ func (n *Node) newEngine(st *graphstore.Store, cfg exec.Config) (*exec.Engine, e
 		return nil, fmt.Errorf("%w: a cluster serves its snapshot only", web.ErrUnsupported)
 	}
 	cfg.LocalShards = n.shards.LocalShards()
-	return exec.New(n.shards, n.shards, cfg), nil
+	e := exec.New(n.shards, n.shards, cfg)
+	n.engMu.Lock()
+	n.engines = append(n.engines, e)
+	n.engMu.Unlock()
+	return e, nil
+}
+
+// termsAdded drops the engines' cached plans: the dictionary gained terms,
+// and a plan made while a constant was unknown has no answers (a cluster
+// node keeps its engine across writes, unlike one process's generations).
+func (n *Node) termsAdded() {
+	n.engMu.Lock()
+	defer n.engMu.Unlock()
+	for _, e := range n.engines {
+		e.ForgetPlans()
+	}
 }
 
 // track registers a query coordinated here and returns its context.

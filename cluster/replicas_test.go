@@ -160,3 +160,42 @@ func TestClusterReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterPlansSeeNewTerms: a query planned while its predicate was
+// unknown (no answers) answers once a write adds the predicate: a node
+// keeps its engine across writes, so the cached plans must go when the
+// dictionary grows.
+func TestClusterPlansSeeNewTerms(t *testing.T) {
+	dir := defaultSnapshot(t, 6)
+	sim := rdmakv.NewSimNet(4)
+	nodes := simClusterWith(t, sim, dir, 3, Config{Mode: planner.ModeAuto, Workers: 2, Replicas: 2})
+	waitWritable(t, nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const q = `SELECT (COUNT(*) AS ?n) WHERE { ?s <http://ex.org/new> ?o }`
+	count := func(nd *Node) string {
+		got, err := rows(ctx, nd.Backend(), q)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("node %d: %v %v", nd.cfg.Node, got, err)
+		}
+		return strings.SplitN(got[0], "^^", 2)[0]
+	}
+	for _, nd := range nodes {
+		for i := 0; i < 2; i++ { // planned, then from the cache
+			if c := count(nd); c != `"0"` {
+				t.Fatalf("node %d before the write: %s", nd.cfg.Node, c)
+			}
+		}
+	}
+	for i := 0; i < 3; i++ {
+		if err := updateRetry(ctx, nodes[i], fmt.Sprintf("INSERT DATA { <http://ex.org/n%d> <http://ex.org/new> %d }", i, i)); err != nil {
+			t.Fatal(err)
+		}
+		waitVersion(t, nodes, nodes[i].Version())
+		for _, nd := range nodes {
+			if c, want := count(nd), fmt.Sprintf(`"%d"`, i+1); c != want {
+				t.Errorf("node %d after %d writes: %s, want %s", nd.cfg.Node, i+1, c, want)
+			}
+		}
+	}
+}

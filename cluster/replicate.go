@@ -189,6 +189,9 @@ func (n *Node) applyEntry(index uint64, data []byte) (any, error) {
 	}
 	n.snap.net.add(changes)
 	n.shards.setDict(nd.Dict())
+	if nd.Dict().Len() != tip.Dict().Len() {
+		n.termsAdded()
+	}
 	n.vs.set(nd.Version())
 	return outcome{version: nd.Version()}, nil
 }

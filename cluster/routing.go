@@ -109,27 +109,29 @@ func (ss *ShardStore) live(node rdmakv.NodeID) bool {
 }
 
 // pick returns the node to run a step on shard on: this one if it hosts
-// the shard, else the first live replica not tried yet; failing that one
-// connected (it may be catching up: the step waits for the version), then
-// any not tried (the fabric waits briefly for it to connect).
+// the shard, else the first replica not tried yet that is live; failing
+// that one that served when last probed and is connected (its probe may
+// just be late on a loaded machine), then one connected (it may be
+// catching up: the step waits for the version), then any (the fabric
+// waits briefly for it to connect).
 func (ss *ShardStore) pick(shard int, tried []bool) (rdmakv.NodeID, error) {
 	if ss.queues[shard] != nil {
 		return ss.self, nil
 	}
 	skip := func(n rdmakv.NodeID) bool { return tried != nil && tried[n] }
-	for k := 0; k < ss.pl.Replicas; k++ {
-		if n := ss.pl.Replica(shard, k); !skip(n) && ss.live(n) {
-			return n, nil
-		}
-	}
-	for k := 0; k < ss.pl.Replicas; k++ {
-		if n := ss.pl.Replica(shard, k); !skip(n) && ss.link(n) {
-			return n, nil
-		}
-	}
-	for k := 0; k < ss.pl.Replicas; k++ {
-		if n := ss.pl.Replica(shard, k); !skip(n) {
-			return n, nil
+	for pass := 0; pass < 4; pass++ {
+		for k := 0; k < ss.pl.Replicas; k++ {
+			n := ss.pl.Replica(shard, k)
+			if skip(n) {
+				continue
+			}
+			switch {
+			case pass == 0 && ss.live(n),
+				pass == 1 && ss.peers[n].serving.Load() && ss.link(n),
+				pass == 2 && ss.link(n),
+				pass == 3:
+				return n, nil
+			}
 		}
 	}
 	return 0, fmt.Errorf("no live replica of shard %d (nodes %v): %w", shard, ss.replicas(shard), rdmakv.ErrNodeDown)
@@ -144,10 +146,20 @@ func (ss *ShardStore) replicas(shard int) []rdmakv.NodeID {
 }
 
 // failover reports whether a failed call may be tried on another replica:
-// the peer was down and the query's context is still good.
+// the peer was down, or had not applied the query's version within
+// behindWait, and the query's context is still good.
 func (ss *ShardStore) failover(ctx context.Context, err error) bool {
-	return ctx.Err() == nil && ss.pl.Replicas > 1 && errors.Is(err, rdmakv.ErrNodeDown)
+	return ctx.Err() == nil && ss.pl.Replicas > 1 && (errors.Is(err, rdmakv.ErrNodeDown) || errors.Is(err, errBehind))
 }
+
+// errBehind: a replica had not applied the query's version within
+// behindWait (another replica may have).
+var errBehind = errors.New("the replica is behind the query's version")
+
+// behindWait is how long a lookup waits for a replica to apply the
+// query's version before it tries another one (after every replica was
+// tried, it waits on one up to the query's deadline).
+const behindWait = 200 * time.Millisecond
 
 // Serving reports whether the fabric node serves now, as this node
 // knows it (itself: always).

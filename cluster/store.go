@@ -184,12 +184,19 @@ func (ss *ShardStore) Lookup(ctx context.Context, self, shard int, keys []exec.K
 		return exec.ReadCost{}, fmt.Errorf("lookup on shard %d of %d", shard, ss.pl.Shards)
 	}
 	var tried []bool
+	patient := ss.pl.Replicas == 1
 	for {
 		node, err := ss.pick(shard, tried)
+		if err != nil && !patient && tried != nil {
+			// Every replica was behind or down once: now wait on one up
+			// to the deadline.
+			tried, patient = nil, true
+			continue
+		}
 		if err != nil {
 			return exec.ReadCost{}, err
 		}
-		cost, err := ss.lookupOn(ctx, node, shard, keys, out)
+		cost, err := ss.lookupOn(ctx, node, shard, keys, out, patient)
 		if err == nil || !ss.failover(ctx, err) {
 			return cost, err
 		}
@@ -197,18 +204,22 @@ func (ss *ShardStore) Lookup(ctx context.Context, self, shard int, keys []exec.K
 			tried = make([]bool, ss.pl.Nodes)
 		}
 		tried[node] = true
-		ss.suspect(node)
+		if errors.Is(err, rdmakv.ErrNodeDown) {
+			ss.suspect(node)
+		}
 	}
 }
 
-// lookupOn reads keys of shard from its replica on node.
-func (ss *ShardStore) lookupOn(ctx context.Context, node rdmakv.NodeID, shard int, keys []exec.Key, out [][]exec.ID) (exec.ReadCost, error) {
+// lookupOn reads keys of shard from its replica on node; unless patient,
+// it waits at most behindWait for node to apply the version ctx reads
+// (then errBehind).
+func (ss *ShardStore) lookupOn(ctx context.Context, node rdmakv.NodeID, shard int, keys []exec.Key, out [][]exec.ID, patient bool) (exec.ReadCost, error) {
 	cost, err := ss.lookupBase(ctx, node, shard, keys, out)
 	if err != nil || ss.vs == nil {
 		return cost, err
 	}
 	if v := ss.readVersion(ctx); v > ss.vs.base {
-		dc, err := ss.mergeDelta(ctx, v, node, shard, keys, out)
+		dc, err := ss.mergeDelta(ctx, v, node, shard, keys, out, patient)
 		if err != nil {
 			return cost, err
 		}
@@ -227,8 +238,17 @@ func (ss *ShardStore) rep(shard int, node rdmakv.NodeID) int { return shard*ss.p
 // ctx's deadline), then reads the toggles of every key at v's stamp
 // through the fabric (one round trip for the buckets, one more per chain
 // level, one for the blocks; a copy for this node's own shards).
-func (ss *ShardStore) mergeDelta(ctx context.Context, v uint64, node rdmakv.NodeID, shard int, keys []exec.Key, out [][]exec.ID) (exec.ReadCost, error) {
-	if err := ss.vs.waitNode(ctx, node, v); err != nil {
+func (ss *ShardStore) mergeDelta(ctx context.Context, v uint64, node rdmakv.NodeID, shard int, keys []exec.Key, out [][]exec.ID, patient bool) (exec.ReadCost, error) {
+	wctx := ctx
+	if !patient && node != ss.self && ss.vs.seen(node) < v {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeoutCause(ctx, behindWait, errBehind)
+		defer cancel()
+	}
+	if err := ss.vs.waitNode(wctx, node, v); err != nil {
+		if ctx.Err() == nil && wctx.Err() != nil {
+			return exec.ReadCost{}, fmt.Errorf("node %d: %w", node, errBehind)
+		}
 		return exec.ReadCost{}, err
 	}
 	r := ss.rep(shard, node)

@@ -8,12 +8,15 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wukongd/wukongd/datasets"
 )
 
 // metric reads a gauge of node i's /metrics (-1: none).
@@ -54,12 +57,87 @@ func postUpdate(client *http.Client, base, text string) (int, error) {
 	return resp.StatusCode, nil
 }
 
-// TestClusterWriteStorm: 3 real processes; writers through all three and
-// a reader on each; kill -9 of a follower, restart; kill -9 of the
-// leader, restart. Every acknowledged write is on every node after
-// catch-up, no write is applied twice (one version each), and no reader
-// saw the count of written triples go down. WUKONGD_STORM_ROUNDS repeats
-// the two kills (make test-cluster-crash).
+// outages records when nodes were killed and when they served again, to
+// tell a query that may fail (in flight at a kill, or sent to a node that
+// was down) from one that must not.
+type outages struct {
+	mu     sync.Mutex
+	kills  []outage     // [from, till]: while the kill -9 was under way
+	downAt [3]time.Time // being killed since (zero: up)
+	spans  []outage
+}
+
+type outage struct {
+	node       int
+	from, till time.Time
+}
+
+// killing marks node i down from now on (before the kill -9).
+func (o *outages) killing(i int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.downAt[i] = time.Now()
+}
+
+// killed records that node i's process is gone: a query that starts
+// later must not fail, except on node i until it serves again.
+func (o *outages) killed(i int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.kills = append(o.kills, outage{i, o.downAt[i], time.Now()})
+}
+
+func (o *outages) ready(i int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.spans = append(o.spans, outage{i, o.downAt[i], time.Now()})
+	o.downAt[i] = time.Time{}
+}
+
+// excused says why a query on node i over [t0, t1] may have failed ("":
+// it must not have): its node was down meanwhile, or a kill happened
+// while it ran.
+func (o *outages) excused(i int, t0, t1 time.Time) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.downAt[i].IsZero() && o.downAt[i].Before(t1) {
+		return "its node was down"
+	}
+	for _, sp := range o.spans {
+		if sp.node == i && sp.from.Before(t1) && sp.till.After(t0) {
+			return "its node was down"
+		}
+	}
+	for _, k := range o.kills {
+		if !t0.After(k.till) && !t1.Before(k.from) {
+			return "in flight at a kill"
+		}
+	}
+	return ""
+}
+
+// anyDown reports whether a node is down now.
+func (o *outages) anyDown() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, d := range o.downAt {
+		if !d.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// TestClusterWriteStorm: 3 real processes with 2 replicas of each shard;
+// writers through all three and readers on each (a COUNT of the written
+// triples in auto and fork-join mode, and the default data set's
+// queries checked against their answers); kill -9 of a follower,
+// restart; kill -9 of the leader, restart. Every acknowledged write is on
+// every node after catch-up, no write is applied twice (one version
+// each), no reader saw the count of written triples go down, writes were
+// acknowledged while a node was down, and no query that started after a
+// kill failed — except on the killed node itself until it served again.
+// WUKONGD_STORM_ROUNDS repeats the two kills (make test-cluster-crash).
 func TestClusterWriteStorm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -78,7 +156,7 @@ func TestClusterWriteStorm(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p, err := StartProcs(ctx, ProcsConfig{Binary: bin, Data: dir, Nodes: 3, Output: &out,
-		Args: []string{"--update-token", "storm", "--commit-timeout", "3s", "--log-level", "warn"}})
+		Args: []string{"--replicas", "2", "--update-token", "storm", "--commit-timeout", "3s", "--log-level", "warn"}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
@@ -89,13 +167,25 @@ func TestClusterWriteStorm(t *testing.T) {
 		}
 	}()
 	const q = `SELECT (COUNT(*) AS ?n) WHERE { ?s <http://ex.org/storm> ?o }`
+	// The default data set's answers, which the writes do not touch.
+	lubm := datasets.LUBMQueries()
+	want := make([]string, len(lubm))
+	for i, lq := range lubm {
+		status, body, err := query(p.URL(i%3), lq.Text, 30*time.Second)
+		if err != nil || status != http.StatusOK {
+			t.Fatalf("%s: %d %v %s", lq.Name, status, err, body)
+		}
+		want[i] = sortedBody(body)
+	}
 	var (
-		mu    sync.Mutex
-		acked = map[string]bool{}
-		stop  atomic.Bool
-		wg    sync.WaitGroup
-		seq   atomic.Int64
-		fails atomic.Int64
+		mu       sync.Mutex
+		acked    = map[string]bool{}
+		stop     atomic.Bool
+		wg       sync.WaitGroup
+		seq      atomic.Int64
+		fails    atomic.Int64
+		duringDn atomic.Int64
+		out2     outages
 	)
 	for w := 0; w < 6; w++ {
 		wg.Add(1)
@@ -105,11 +195,15 @@ func TestClusterWriteStorm(t *testing.T) {
 			for !stop.Load() {
 				k := seq.Add(1)
 				s := fmt.Sprintf("http://ex.org/w%d", k)
+				down := out2.anyDown()
 				status, err := postUpdate(client, p.URL(w%3), fmt.Sprintf("INSERT DATA { <%s> <http://ex.org/storm> %d }", s, k))
 				if err == nil && status/100 == 2 {
 					mu.Lock()
 					acked[s] = true
 					mu.Unlock()
+					if down && out2.anyDown() {
+						duringDn.Add(1)
+					}
 				} else {
 					fails.Add(1)
 					time.Sleep(20 * time.Millisecond)
@@ -117,34 +211,63 @@ func TestClusterWriteStorm(t *testing.T) {
 			}
 		}(w)
 	}
-	var backwards atomic.Int64
+	began := time.Now()
+	var backwards, queries, excused, failedAfter atomic.Int64
 	for r := 0; r < 3; r++ {
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
 			client := &http.Client{Timeout: 10 * time.Second} // one keep-alive connection while the node lives
 			last := -1
-			for !stop.Load() {
-				form := url.Values{"query": {q}}
+			for i := 0; !stop.Load(); i++ {
+				text, mode, li := q, "auto", -1
+				switch i % 4 {
+				case 1:
+					mode = "fork-join"
+				case 2, 3:
+					li = (i / 4) % len(lubm)
+					text = lubm[li].Text
+					mode = map[int]string{2: "in-place", 3: "fork-join"}[i%4]
+				}
+				form := url.Values{"query": {text}, "mode": {mode}}
 				req, _ := http.NewRequest(http.MethodPost, p.URL(r)+"/sparql", strings.NewReader(form.Encode()))
 				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 				req.Header.Set("Accept", "text/tab-separated-values")
+				t0 := time.Now()
 				resp, err := client.Do(req)
-				if err != nil {
+				var b []byte
+				if err == nil {
+					b, _ = io.ReadAll(resp.Body)
+					resp.Body.Close()
+				}
+				t1 := time.Now()
+				queries.Add(1)
+				if err != nil || resp.StatusCode != http.StatusOK {
+					why := out2.excused(r, t0, t1)
+					if why == "" {
+						failedAfter.Add(1)
+						msg := fmt.Sprint(err)
+						if err == nil {
+							msg = fmt.Sprintf("%d %s", resp.StatusCode, b)
+						}
+						t.Errorf("a query on node %d (%s, %s) that started after every kill failed: %s", r, mode, strings.SplitN(text, "\n", 2)[0], msg)
+					} else {
+						excused.Add(1)
+					}
 					time.Sleep(20 * time.Millisecond)
 					continue
 				}
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					time.Sleep(20 * time.Millisecond)
+				if li >= 0 {
+					if got := sortedBody(string(b)); got != want[li] {
+						t.Errorf("node %d (%s): %s answered differently during the storm (%d lines, want %d; started %s after the test began): %.300q", r, mode, lubm[li].Name, strings.Count(got, "\n"), strings.Count(want[li], "\n"), t0.Sub(began).Round(time.Millisecond), got)
+					}
 					continue
 				}
 				lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 				n, _ := strconv.Atoi(strings.Trim(strings.SplitN(lines[len(lines)-1], "^^", 2)[0], `"`))
 				if n < last {
 					backwards.Add(1)
-					t.Errorf("reader on node %d saw %d written triples after %d", r, n, last)
+					t.Errorf("reader on node %d (%s) saw %d written triples after %d: %q", r, mode, n, last, b)
 				}
 				last = n
 			}
@@ -160,6 +283,13 @@ func TestClusterWriteStorm(t *testing.T) {
 		}
 		return -1
 	}
+	kill := func(i int) {
+		out2.killing(i)
+		if err := p.Kill(i); err != nil {
+			t.Fatal(err)
+		}
+		out2.killed(i)
+	}
 	restart := func(i int) {
 		if err := p.Start(i); err != nil {
 			t.Fatal(err)
@@ -169,6 +299,7 @@ func TestClusterWriteStorm(t *testing.T) {
 		if err := p.WaitReady(wctx, i); err != nil {
 			t.Fatalf("node %d after restart: %v", i, err)
 		}
+		out2.ready(i)
 	}
 	time.Sleep(2 * time.Second)
 	for round := 0; round < rounds; round++ {
@@ -177,20 +308,27 @@ func TestClusterWriteStorm(t *testing.T) {
 			t.Fatal("no leader")
 		}
 		follower := (l + 1) % 3
-		t.Logf("round %d: killing follower %d (leader %d)", round, follower, l)
-		p.Kill(follower)
-		time.Sleep(1500 * time.Millisecond)
+		t.Logf("round %d: killing follower %d (leader %d) at %s", round, follower, l, time.Since(began).Round(time.Millisecond))
+		kill(follower)
+		time.Sleep(2 * time.Second)
 		restart(follower)
+		t.Logf("round %d: node %d serves again at %s", round, follower, time.Since(began).Round(time.Millisecond))
 		time.Sleep(1500 * time.Millisecond)
 		l = leader()
-		t.Logf("round %d: killing leader %d", round, l)
-		p.Kill(l)
-		time.Sleep(2500 * time.Millisecond)
+		t.Logf("round %d: killing leader %d at %s", round, l, time.Since(began).Round(time.Millisecond))
+		kill(l)
+		time.Sleep(3 * time.Second)
 		restart(l)
+		t.Logf("round %d: node %d serves again at %s", round, l, time.Since(began).Round(time.Millisecond))
 		time.Sleep(1500 * time.Millisecond)
 	}
 	stop.Store(true)
 	wg.Wait()
+	t.Logf("%d queries, %d failed excused (on a down node or in flight at a kill), %d failed that started after a kill; %d writes acknowledged while a node was down",
+		queries.Load(), excused.Load(), failedAfter.Load(), duringDn.Load())
+	if duringDn.Load() == 0 {
+		t.Errorf("no write was acknowledged while a node was down")
+	}
 	// Catch-up: every node at the same version.
 	deadline := time.Now().Add(30 * time.Second)
 	var v [3]float64
@@ -230,4 +368,13 @@ func TestClusterWriteStorm(t *testing.T) {
 			t.Errorf("node %d: version %v for %d written triples", i, v[i], len(present))
 		}
 	}
+}
+
+// sortedBody sorts the rows of a TSV answer (the header stays first).
+func sortedBody(body string) string {
+	lines := strings.Split(strings.TrimRight(body, "\n"), "\n")
+	if len(lines) > 1 {
+		sort.Strings(lines[1:])
+	}
+	return strings.Join(lines, "\n")
 }

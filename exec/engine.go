@@ -86,7 +86,9 @@ type Engine struct {
 	graphs engineGraphs // named graphs (dataset.go)
 	parsed *sparql.Cache
 	plans  planCache
-	tplans templatePlans // plans of query templates (params.go)
+	// planEpoch counts ForgetPlans: a plan built across one is not kept.
+	planEpoch atomic.Uint64
+	tplans    templatePlans // plans of query templates (params.go)
 	// busy counts the workers running a job (a query's exploration or a
 	// sub-query), for tests that check cancelled work stops.
 	busy atomic.Int64
@@ -142,6 +144,21 @@ func (c *planCache) put(k planKey, p *planner.Plan) {
 	}
 	c.m[k] = p
 	c.bytes += w
+}
+
+// ForgetPlans drops the cached plans (of queries and of templates). A
+// plan is made with the store's terms as they were: a constant the
+// dictionary did not know then makes a plan with no answers. A store
+// whose dictionary grows under a running engine (a cluster node applying
+// its replicated log) calls this when it gained terms.
+func (e *Engine) ForgetPlans() {
+	e.planEpoch.Add(1)
+	e.plans.mu.Lock()
+	e.plans.m, e.plans.bytes = nil, 0
+	e.plans.mu.Unlock()
+	e.tplans.mu.Lock()
+	e.tplans.m, e.tplans.bytes = nil, 0
+	e.tplans.mu.Unlock()
 }
 
 // node is one node of the cluster as the engine runs it.
@@ -735,12 +752,15 @@ func (e *Engine) planCtx(ctx context.Context, q *sparql.Query, opts Options) (*p
 	if p := e.plans.get(k); p != nil {
 		return p, nil
 	}
+	epoch := e.planEpoch.Load()
 	p, err := planner.Build(q, e.store, e.stats, planner.Options{
 		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Cost: e.cfg.Cost, ConstEval: constEval, Ctx: ctx,
 	})
 	if err != nil {
 		return nil, err
 	}
-	e.plans.put(k, p)
+	if e.planEpoch.Load() == epoch {
+		e.plans.put(k, p)
+	}
 	return p, nil
 }

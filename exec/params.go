@@ -109,6 +109,7 @@ func (e *Engine) templatePlan(q *sparql.Query, opts Options) (*planner.Plan, err
 		}
 		return p, nil
 	}
+	epoch := e.planEpoch.Load()
 	p, err := planner.Build(q, paramCatalog{e.store}, e.stats, planner.Options{
 		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Cost: e.cfg.Cost, ConstEval: constEval,
 	})
@@ -119,7 +120,7 @@ func (e *Engine) templatePlan(q *sparql.Query, opts Options) (*planner.Plan, err
 		p = nil
 	}
 	w := q.Weight()
-	if w <= maxPlanWeight {
+	if w <= maxPlanWeight && e.planEpoch.Load() == epoch {
 		c.mu.Lock()
 		if c.m == nil || len(c.m) >= planCacheSize || c.bytes+w > planCacheBytes {
 			c.m = map[planKey]*planner.Plan{} // simple bound: start over
