@@ -361,6 +361,9 @@ func (n *Node) installSnapshot(index uint64, desc []byte) error {
 			tip.Close()
 		}
 		n.shards.setDict(nd.Dict())
+		if nd.Dict().Len() != tip.Dict().Len() {
+			n.termsAdded()
+		}
 		n.vs.setFloor(version)
 		n.vs.set(version)
 	}
