@@ -184,12 +184,13 @@ func (n *Node) applyEntry(index uint64, data []byte) (any, error) {
 		return nil, err // the node cannot follow the log any more
 	}
 	n.tip = nd
+	grew := nd.Dict().Len() != tip.Dict().Len()
 	if tip != n.ds0 {
 		tip.Close()
 	}
 	n.snap.net.add(changes)
 	n.shards.setDict(nd.Dict())
-	if nd.Dict().Len() != tip.Dict().Len() {
+	if grew {
 		n.termsAdded()
 	}
 	n.vs.set(nd.Version())

@@ -357,11 +357,12 @@ func (n *Node) installSnapshot(index uint64, desc []byte) error {
 			return fmt.Errorf("cannot install the snapshot of entry %d: %w", index, err)
 		}
 		n.tip = nd
+		grew := nd.Dict().Len() != tip.Dict().Len()
 		if tip != n.ds0 {
 			tip.Close()
 		}
 		n.shards.setDict(nd.Dict())
-		if nd.Dict().Len() != tip.Dict().Len() {
+		if grew {
 			n.termsAdded()
 		}
 		n.vs.setFloor(version)
