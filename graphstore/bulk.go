@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/wukongd/wukongd/internal/cpugate"
 	"github.com/wukongd/wukongd/rdf"
 )
 
@@ -293,6 +294,8 @@ func (r *applyRun) bulk(ctx context.Context, graph rdf.Term, clear bool, b *Bulk
 	add = nil
 	// The log's record: the triples added, in input order.
 	slices.SortFunc(recs, func(a, b bulkRec) int { return cmp.Compare(a.seq, b.seq) })
+	// Each term is decoded once (its strings shared by its triples); the
+	// previous triple's terms are reused without a lookup.
 	dict := r.dict.tip()
 	terms := map[ID]rdf.Term{}
 	term := func(id ID) rdf.Term {
@@ -304,13 +307,26 @@ func (r *applyRun) bulk(ctx context.Context, graph rdf.Term, clear bool, b *Bulk
 		return t
 	}
 	change.Insert = make([]rdf.Triple, len(recs))
+	var prev bulkRec
 	for i, x := range recs {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return change, err
 			}
 		}
-		change.Insert[i] = rdf.Triple{S: term(x.s), P: term(x.p), O: term(x.o)}
+		t := &change.Insert[i]
+		if i > 0 && x.s == prev.s {
+			t.S = change.Insert[i-1].S
+		} else {
+			t.S = term(x.s)
+		}
+		if i > 0 && x.p == prev.p {
+			t.P = change.Insert[i-1].P
+		} else {
+			t.P = term(x.p)
+		}
+		t.O = term(x.o)
+		prev = x
 	}
 	return change, nil
 }
@@ -462,6 +478,8 @@ func sortBulk(ctx context.Context, recs []bulkRec) []bulkRec {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			cpugate.Default.Enter()
+			defer cpugate.Default.Leave()
 			part := out[counts[k]:counts[k+1]]
 			if ctx.Err() == nil {
 				slices.SortFunc(part, cmpBulkRec)
@@ -510,12 +528,17 @@ func newTriples(ctx context.Context, st *Store, recs []bulkRec) ([]bulkRec, erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			cpugate.Default.Enter()
+			defer cpugate.Default.Leave()
 			part := recs[cuts[k]:cuts[k+1]]
 			var list []ID
 			kept := 0
-			for i := 0; i < len(part); {
-				if i%4096 == 0 && ctx.Err() != nil {
-					return
+			for i, n := 0, 0; i < len(part); n++ {
+				if n%1024 == 1023 {
+					if ctx.Err() != nil {
+						return
+					}
+					cpugate.Default.Yield()
 				}
 				s, p := part[i].s, part[i].p
 				j := i

@@ -49,9 +49,15 @@ func (e *changeEncoder) str(s string) {
 }
 
 func (e *changeEncoder) term(t rdf.Term) error {
+	_, err := e.termRef(t)
+	return err
+}
+
+// termRef writes t's reference (and t, the first time) and returns it.
+func (e *changeEncoder) termRef(t rdf.Term) (uint64, error) {
 	if i, ok := e.terms[t]; ok {
 		e.uvarint(i)
-		return nil
+		return i, nil
 	}
 	var kind byte
 	switch t.Kind {
@@ -62,7 +68,7 @@ func (e *changeEncoder) term(t rdf.Term) error {
 	case rdf.KindLiteral:
 		kind = 3
 	default:
-		return fmt.Errorf("cannot log %v: not an RDF term", t)
+		return 0, fmt.Errorf("cannot log %v: not an RDF term", t)
 	}
 	i := uint64(len(e.terms))
 	e.terms[t] = i
@@ -73,19 +79,40 @@ func (e *changeEncoder) term(t rdf.Term) error {
 		e.str(t.Datatype)
 		e.str(t.Lang)
 	}
-	return nil
+	return i, nil
 }
 
 func (e *changeEncoder) triples(ts []rdf.Triple) error {
 	e.uvarint(uint64(len(ts)))
+	// The previous triple's terms and references: a subject's triples
+	// come together and share a few predicates, so most terms are one of
+	// them, found without hashing the term (a bulk record has millions).
+	var prev [3]rdf.Term
+	var prevRef [3]uint64
 	for _, t := range ts {
-		for _, x := range [3]rdf.Term{t.S, t.P, t.O} {
-			if err := e.term(x); err != nil {
+		for j, x := range [3]rdf.Term{t.S, t.P, t.O} {
+			if i := e.recent(x, &prev, &prevRef); i >= 0 {
+				e.uvarint(prevRef[i])
+				continue
+			}
+			ref, err := e.termRef(x)
+			if err != nil {
 				return err
 			}
+			prev[j], prevRef[j] = x, ref
 		}
 	}
 	return nil
+}
+
+// recent returns the index in prev of a term equal to x (-1: none).
+func (e *changeEncoder) recent(x rdf.Term, prev *[3]rdf.Term, prevRef *[3]uint64) int {
+	for i := range prev {
+		if p := &prev[i]; p.Kind != 0 && p.Kind == x.Kind && p.Value == x.Value && p.Datatype == x.Datatype && p.Lang == x.Lang {
+			return i
+		}
+	}
+	return -1
 }
 
 // AppendChanges appends the record payload of changes (one request's
