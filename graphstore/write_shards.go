@@ -3,8 +3,9 @@ package graphstore
 import (
 	"cmp"
 	"context"
-	"runtime"
 	"slices"
+
+	"github.com/wukongd/wukongd/internal/cpugate"
 )
 
 // Writing a change into a store's deltas (DESIGN.md §9, "Bulk writes").
@@ -25,9 +26,10 @@ import (
 var parallelWriteMin = 4096
 
 // writeYield is how many keys a write's goroutine toggles between two
-// yields of its processor (runtime.Gosched): a bulk write runs on every
-// core, and queries that wait for one get it within a few microseconds
-// of work rather than the scheduler's 10 ms time slice.
+// yield points (cpugate.Yield): a bulk write runs on every processor but
+// one while queries run, on every one otherwise, and a goroutine one too
+// many gives its processor back within a few tens of microseconds of
+// work.
 const writeYield = 256
 
 // krec is a toggle of value v under key k on shard o.
@@ -103,7 +105,7 @@ func (w *shardWriter) toggle(o int, k Key, ids []uint64, sign int64) (int64, err
 		return before, nil
 	}
 	if w.n++; w.yield && w.n%writeYield == 0 {
-		runtime.Gosched()
+		cpugate.Default.Yield()
 		if err := w.r.ctx.Err(); err != nil {
 			return 0, err
 		}
@@ -141,7 +143,7 @@ func (w *shardWriter) stats(verts []ID, sign int64) error {
 				return err
 			}
 			if w.yield {
-				runtime.Gosched()
+				cpugate.Default.Yield()
 			}
 		}
 		if sign < 0 && w.untouched(v) {
@@ -429,7 +431,11 @@ func (r *applyRun) writeShards(g *writeGraph, triples []idTriple, verts []ID, in
 	}()
 	errs := make([]error, n)
 	round := func(fn func(o int, w *shardWriter) error) error {
-		parallel(n, func(o int) { errs[o] = fn(o, ws[o]) })
+		parallel(n, func(o int) {
+			cpugate.Default.Enter()
+			defer cpugate.Default.Leave()
+			errs[o] = fn(o, ws[o])
+		})
 		for _, err := range errs {
 			if err != nil {
 				return err

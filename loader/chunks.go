@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/internal/cpugate"
 	"github.com/wukongd/wukongd/rdf"
 )
 
@@ -69,7 +70,13 @@ func ParseChunks(ctx context.Context, r io.Reader, quads bool, opts Options, wor
 			cw.p.quads = quads
 			for j := range jobs {
 				if ctx.Err() == nil && !failed(j.seq) {
-					if err := cw.run(j.buf, j.seq, j.line, opts); err != nil {
+					// Queries keep a processor while they run
+					// (cpugate): the worker waits here, and yields
+					// between batches.
+					cpugate.Default.Enter()
+					err := cw.run(j.buf, j.seq, j.line, opts)
+					cpugate.Default.Leave()
+					if err != nil {
 						fail(j.seq, err)
 					}
 				}
@@ -217,5 +224,6 @@ func (w *chunkWorker) flush() error {
 	clear(w.raw)
 	w.raw = w.raw[:0]
 	w.side = w.side[:0]
+	cpugate.Default.Yield()
 	return err
 }

@@ -155,9 +155,9 @@ func (s *Service) parseDoc(ctx context.Context, f loader.Format, base string, r 
 	if f == loader.NTriples || f == loader.NQuads {
 		var next atomic.Int64 // past the highest number used
 		next.Store(int64(seq))
-		// One core fewer than the machine's: queries keep one while a big
-		// body is parsed (PERFORMANCE.md, "Bulk writes").
-		err := loader.ParseChunks(ctx, r, f == loader.NQuads, opts, max(1, runtime.GOMAXPROCS(0)-1), func(b loader.RawBatch) error {
+		// A worker per processor: while queries run, one fewer parse at
+		// once (internal/cpugate), so queries keep a processor.
+		err := loader.ParseChunks(ctx, r, f == loader.NQuads, opts, runtime.GOMAXPROCS(0), func(b loader.RawBatch) error {
 			if !b.Graph.IsZero() {
 				return errGraphInBody(b.Graph)
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/wukongd/wukongd/exec"
+	"github.com/wukongd/wukongd/internal/cpugate"
 	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/sparql"
@@ -16,6 +17,7 @@ import (
 
 // Query implements web.Backend.
 func (s *Service) Query(ctx context.Context, req *web.QueryRequest) (*web.Result, error) {
+	cpugate.Default.Foreground() // bulk writes leave it a processor
 	mode := s.opts.Mode
 	if req.Mode != web.ModeAuto {
 		m, ok := planner.ParseMode(string(req.Mode))
