@@ -460,11 +460,12 @@ func BenchmarkHTTPTail(b *testing.B) {
 	}
 }
 
-// percentile returns the p-quantile of ds (sorting it).
+// percentile returns the p-quantile of ds (ds is not changed).
 func percentile(ds []time.Duration, p float64) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}
+	ds = slices.Clone(ds)
 	slices.Sort(ds)
 	return ds[min(len(ds)-1, int(p*float64(len(ds))))]
 }
