@@ -199,7 +199,7 @@ func TestWriteMarkdown(t *testing.T) {
 		"| L1 | 5 | 1.00 / 1.00 | 10.0 / 10.0 | 10.0× |",
 		"| L2 | 7 | 2.00 / 2.00 | 4.00 / 4.00 (**8 rows**) | — |",
 		"geometric mean of the speed-ups 10.0× over L1–L7 (1 queries), 0.50× over the standard queries (1); wukongd is slower on Q1.",
-		"| 4 | 3000 | 0 / 0 | 0.0, 0.0 | 300 | 0 / 0 | 0.0, 0.0 | 10.0× |",
+		"| 4 | 3000 | 0 / 0 | — | 0.0, 0.0 | 300 | 0 / 0 | — | 0.0, 0.0 | 10.0× |",
 		"### Latency in process, by execution mode",
 		"| every one of L1–L7 faster than Virtuoso | not met: 10.0× (L1) to 10.0× (L1); not compared (error or different rows): L2 |",
 		"| (aim) mixed-workload throughput ten times Virtuoso's | met: peak 3000 against 300 queries/s (10.0×); 10.0×–10.0× at equal client counts |",

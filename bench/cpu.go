@@ -89,3 +89,13 @@ func (s CPUSample) OtherCores(e CPUSample) float64 {
 	other := (busy - ours) / s.hz / secs
 	return max(other, 0)
 }
+
+// CPUSeconds returns the CPU time (user and system) the sampled processes
+// used between s and a later sample e of the same processes (-1 when
+// unknown). /proc counts it in clock ticks of 10 ms.
+func (s CPUSample) CPUSeconds(e CPUSample) float64 {
+	if s.invalid || e.invalid || e.ours < s.ours {
+		return -1
+	}
+	return float64(e.ours-s.ours) / s.hz
+}

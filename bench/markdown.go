@@ -115,6 +115,9 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 			}
 		}
 		p("%s (other processes: the cores that processes other than the client and the server kept busy on average).\n\n", strings.Join(las, ", "))
+		if r.Rounds > 1 {
+			p("Each system ran every query in %d interleaved rounds (A B C, A B C, …); the median and p99 are over the timed runs of all rounds.\n\n", r.Rounds)
+		}
 		p("| query | rows | %s |", Base)
 		for _, s := range peers {
 			p(" %s | speed-up |", s.Name)
@@ -221,10 +224,13 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 		}
 		p("Wukong's emulator mix (%s; the constant of each query drawn at random from the type index of its class), "+
 			"N closed-loop clients on keep-alive connections, %s per point after %s of warm-up. "+
-			"Queries/s, and median / p99 latency in milliseconds.\n\n", strings.Join(parts, ", "), r.Throughput.Duration, r.Throughput.Warmup)
+			"Queries/s, median / p99 latency in milliseconds, and the server process's CPU time per query (user + system, /proc) in microseconds.\n\n", strings.Join(parts, ", "), r.Throughput.Duration, r.Throughput.Warmup)
+		if r.Rounds > 1 {
+			p("The systems ran in %d interleaved rounds (every point on every system, then the next round), so that a burst of other load lands on all of them; each cell is the round of median queries/s, with the rounds' median CPU per query.\n\n", r.Rounds)
+		}
 		p("| clients |")
 		for _, s := range tput {
-			p(" %s q/s | %s median / p99 | load avg, other cores |", s.Name, s.Name)
+			p(" %s q/s | %s median / p99 | %s server CPU µs/q | load avg, other cores |", s.Name, s.Name, s.Name)
 		}
 		if base != nil && len(base.Throughput) > 0 {
 			for _, s := range tput {
@@ -235,7 +241,7 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 		}
 		p("\n|---|")
 		for range tput {
-			p("---|---|---|")
+			p("---|---|---|---|")
 		}
 		if base != nil && len(base.Throughput) > 0 {
 			p("%s", strings.Repeat("---|", len(tput)-1))
@@ -246,14 +252,14 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 			for _, s := range tput {
 				pt := point(s, n)
 				if pt == nil {
-					p(" — | — | — |")
+					p(" — | — | — | — |")
 					continue
 				}
 				errs := ""
 				if pt.Errors > 0 {
 					errs = fmt.Sprintf(" (%d errors)", pt.Errors)
 				}
-				p(" %.0f%s | %s / %s | %.1f, %s |", pt.QPS, errs, fmtMs(pt.Latency.Median), fmtMs(pt.Latency.P99), pt.LoadAvg.One, coresCell(pt.OtherCores))
+				p(" %.0f%s | %s / %s | %s | %.1f, %s |", pt.QPS, errs, fmtMs(pt.Latency.Median), fmtMs(pt.Latency.P99), cpuCell(pt.ServerCPU), pt.LoadAvg.One, coresCell(pt.OtherCores))
 			}
 			if bp := point(base, n); bp != nil {
 				for _, s := range tput {
@@ -272,7 +278,11 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 		p("\n")
 		for _, s := range tput {
 			if best := bestPoint(s.Throughput); best != nil {
-				p("- %s: peak %.0f queries/s with %d clients.\n", s.Name, best.QPS, best.Clients)
+				p("- %s: peak %.0f queries/s with %d clients", s.Name, best.QPS, best.Clients)
+				if best.ServerCPU > 0 || best.ClientCPU > 0 {
+					p("; there the server process used %s µs of CPU per query and the clients %s µs", cpuCell(best.ServerCPU), cpuCell(best.ClientCPU))
+				}
+				p(".\n")
 			}
 		}
 		p("\n")
@@ -487,6 +497,14 @@ func speedUpLine(base *LatencyRun, peer string, ups map[string]float64) string {
 }
 
 // otherCores is " (other processes x.x cores)", or "" when unknown.
+// cpuCell prints a CPU time per query in microseconds ("—": not measured).
+func cpuCell(us float64) string {
+	if us <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", us)
+}
+
 func otherCores(c float64) string {
 	if c < 0 {
 		return ""

@@ -117,6 +117,10 @@ type ThroughputConfig struct {
 	// Pids are the processes under measurement (0: this one), whose CPU
 	// time is not counted in ThroughputPoint.OtherCores.
 	Pids []int `json:"-"`
+	// ServerPid is the server's process (0: none apart from this one);
+	// its CPU time per query is ThroughputPoint.ServerCPU, this process's
+	// (the clients') ClientCPU.
+	ServerPid int `json:"-"`
 }
 
 // ThroughputPoint is the workload measured with a number of clients.
@@ -134,6 +138,14 @@ type ThroughputPoint struct {
 	// OtherCores is the average number of cores that other processes
 	// kept busy during the point (-1: unknown).
 	OtherCores float64 `json:"other_cores"`
+	// ServerCPU and ClientCPU are the CPU time (user and system, from
+	// /proc) per completed query of the server's process and of the
+	// clients' (this process), in microseconds (0: not measured).
+	ServerCPU float64 `json:"server_cpu_us_per_query,omitempty"`
+	ClientCPU float64 `json:"client_cpu_us_per_query,omitempty"`
+	// Round is the round of an interleaved run the point was measured in
+	// (1, 2, …; 0: a run of one round).
+	Round int `json:"round,omitempty"`
 }
 
 // QueryFunc runs one query text and returns its row count.
@@ -169,6 +181,7 @@ func runClients(ctx context.Context, cfg ThroughputConfig, mix *Mix, do QueryFun
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	cpu0 := SampleCPU(cfg.Pids...)
+	server0, client0 := SampleCPU(cfg.ServerPid), SampleCPU(0)
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		wg.Add(1)
@@ -205,6 +218,7 @@ func runClients(ctx context.Context, cfg ThroughputConfig, mix *Mix, do QueryFun
 	stop.Store(true)
 	wg.Wait()
 	secs := time.Since(start).Seconds()
+	serverCPU, clientCPU := server0.CPUSeconds(SampleCPU(cfg.ServerPid)), client0.CPUSeconds(SampleCPU(0))
 	p := ThroughputPoint{Clients: n, Seconds: secs, PerTemplate: map[string]Summary{}, LoadAvg: ReadLoadAvg(),
 		OtherCores: cpu0.OtherCores(SampleCPU(cfg.Pids...))}
 	var all []float64
@@ -221,6 +235,14 @@ func runClients(ctx context.Context, cfg ThroughputConfig, mix *Mix, do QueryFun
 	}
 	p.Queries = len(all)
 	p.QPS = float64(p.Queries) / secs
+	if p.Queries > 0 {
+		if cfg.ServerPid != 0 && serverCPU >= 0 {
+			p.ServerCPU = serverCPU * 1e6 / float64(p.Queries)
+		}
+		if clientCPU >= 0 {
+			p.ClientCPU = clientCPU * 1e6 / float64(p.Queries)
+		}
+	}
 	p.Latency = Summarize(all)
 	for i, t := range mix.Templates {
 		p.PerTemplate[t.Name] = Summarize(per[i])

@@ -19,7 +19,9 @@ type Report struct {
 	Commit  string    `json:"commit,omitempty"`
 	Command string    `json:"command"`
 	Dataset Dataset   `json:"dataset"`
-	// Latency and Throughput are the settings the run used.
+	// Latency and Throughput are the settings the run used; Rounds the
+	// number of interleaved rounds over HTTP (0 or 1: one).
+	Rounds     int              `json:"rounds,omitempty"`
 	Latency    LatencyConfig    `json:"latency_config"`
 	Throughput ThroughputConfig `json:"throughput_config"`
 	Mix        []Template       `json:"mix"`
@@ -63,7 +65,12 @@ type System struct {
 	// ThroughputInProcess is the mixed workload run in process (no HTTP),
 	// where the system has such a path.
 	ThroughputInProcess []ThroughputPoint `json:"throughput_in_process,omitempty"`
-	Errors              []string          `json:"errors,omitempty"`
+	// HTTPRounds and ThroughputRounds are the rounds of an interleaved run
+	// as measured; Latency's HTTP run and Throughput are them merged
+	// (MergeRounds, MedianPoints).
+	HTTPRounds       []*LatencyRun     `json:"http_rounds,omitempty"`
+	ThroughputRounds []ThroughputPoint `json:"throughput_rounds,omitempty"`
+	Errors           []string          `json:"errors,omitempty"`
 }
 
 // Load is the cost of loading the dataset and of opening it again.
@@ -105,6 +112,9 @@ type LatencyRun struct {
 	// than the measured ones kept busy during the run (-1: unknown).
 	OtherCores float64        `json:"other_cores"`
 	Queries    []*QueryResult `json:"queries"`
+	// Round is the round of an interleaved run (1, 2, …; 0: merged or a
+	// run of one round).
+	Round int `json:"round,omitempty"`
 }
 
 // System returns the named system, or nil.

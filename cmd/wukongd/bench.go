@@ -63,6 +63,7 @@ type benchFlags struct {
 	serveInProc bool
 	reasoning   string // none, rdfs, owl-rl: wukongd materializes, the peers load its closure
 	ontology    string
+	rounds      int // interleaved rounds over HTTP
 }
 
 func runBench(args []string) error {
@@ -110,6 +111,7 @@ and, with --doc, the end-to-end section of docs/PERFORMANCE.md.`)
 	only := fs.String("only", "", "run only these queries (labels or names, comma-separated: L1,Q14,wukong-q9)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the in-process runs and the HTTP client) to this file")
 	fs.StringVar(&f.reasoning, "reasoning", "none", "load wukongd with this reasoning (none, rdfs, owl-rl) and give the peers its exported closure, so that every system answers over the same triples")
+	fs.IntVar(&f.rounds, "rounds", 3, "rounds over HTTP: every system's latency runs, then each throughput point on every system, interleaved (A B C, A B C, …); the figures merge the rounds")
 	fs.StringVar(&f.ontology, "ontology", "", "ontology for --reasoning (default: univ-bench.owl beside the LUBM data in ../shared/datasets/lubm)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -273,9 +275,22 @@ func (r *benchRun) run(ctx context.Context) error {
 	wk := &bench.System{Name: bench.Base, Version: gitCommit(r.f.repo),
 		Setup: fmt.Sprintf("%d shards in one process (loopback fabric), GOMAXPROCS %d; HTTP: 'wukongd serve' as its own process", f.shards, runtime.GOMAXPROCS(0))}
 	r.rep.Systems = append(r.rep.Systems, wk)
-	if err := r.wukongd(ctx, wk, data); err != nil {
+	r.rep.Rounds = max(1, f.rounds)
+	// Every system is set up and left serving, then measured over HTTP in
+	// interleaved rounds; each is stopped at the end.
+	var up []*served
+	defer func() {
+		for i := len(up) - 1; i >= 0; i-- {
+			up[i].stop()
+		}
+	}()
+	sv, err := r.wukongd(ctx, wk, data)
+	if err != nil {
 		wk.Errors = append(wk.Errors, err.Error())
 		r.logf("wukongd: %v", err)
+	}
+	if sv != nil {
+		up = append(up, sv)
 	}
 	r.save()
 	if f.reasoning != "none" && len(f.peers) > 0 && ctx.Err() == nil {
@@ -290,20 +305,27 @@ func (r *benchRun) run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
+		var sv *served
 		var err error
 		s := &bench.System{Name: p}
 		r.rep.Systems = append(r.rep.Systems, s)
 		switch p {
 		case "virtuoso":
-			err = r.virtuoso(ctx, s, data)
+			sv, err = r.virtuoso(ctx, s, data)
 		case "oxigraph":
-			err = r.oxigraph(ctx, s, data)
+			sv, err = r.oxigraph(ctx, s, data)
 		}
 		if err != nil {
 			s.Errors = append(s.Errors, err.Error())
 			r.logf("%s: %v", p, err)
 		}
+		if sv != nil {
+			up = append(up, sv)
+		}
 		r.save()
+	}
+	if !f.skipHTTP && ctx.Err() == nil {
+		r.interleaved(ctx, up)
 	}
 	if ctx.Err() != nil {
 		r.rep.Notes = append(r.rep.Notes, "the run was interrupted: figures are incomplete")
@@ -486,8 +508,19 @@ func selfCommand(ctx context.Context, args ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, self, args...)
 }
 
-// wukongd measures wukongd: load, reopen, in process per mode, HTTP.
-func (r *benchRun) wukongd(ctx context.Context, s *bench.System, data string) error {
+// served is a system left serving over HTTP for the interleaved rounds.
+type served struct {
+	s     *bench.System
+	url   string
+	pid   int           // the server's process (0: this one)
+	ready time.Duration // how long it may take to answer
+	stop  func()
+	ep    *bench.Endpoint
+}
+
+// wukongd measures wukongd: load, reopen, in process per mode; then it
+// starts 'wukongd serve' and returns it serving (nil with --no-http).
+func (r *benchRun) wukongd(ctx context.Context, s *bench.System, data string) (*served, error) {
 	f := &r.f
 	r.snap = filepath.Join(f.work, fmt.Sprintf("snap-lubm%d-%dshards", f.scale, f.shards))
 	if f.reasoning != "none" {
@@ -504,7 +537,7 @@ func (r *benchRun) wukongd(ctx context.Context, s *bench.System, data string) er
 	if load == nil {
 		var err error
 		if load, err = r.loadWukongd(ctx, data); err != nil {
-			return err
+			return nil, err
 		}
 		b, _ := json.Marshal(load)
 		_ = os.WriteFile(loadFile, b, 0o644)
@@ -518,12 +551,12 @@ func (r *benchRun) wukongd(ctx context.Context, s *bench.System, data string) er
 	t0 := time.Now()
 	st, err := graphstore.OpenSnapshot(r.snap, graphstore.OpenOptions{})
 	if err != nil {
-		return fmt.Errorf("cannot reopen the snapshot: %w", err)
+		return nil, fmt.Errorf("cannot reopen the snapshot: %w", err)
 	}
 	eng, err := wexec.NewGraphEngine(st, wexec.Config{})
 	if err != nil {
 		st.Close()
-		return err
+		return nil, err
 	}
 	load.ReopenSeconds = time.Since(t0).Seconds()
 	r.logf("wukongd: reopened the snapshot in %.2fs (load average %s)", load.ReopenSeconds, la)
@@ -537,30 +570,30 @@ func (r *benchRun) wukongd(ctx context.Context, s *bench.System, data string) er
 	eng.Close()
 	st.Close()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	runtime.GC()
 	if f.skipHTTP {
-		return nil
+		return nil, nil
 	}
 
 	// Over HTTP: 'wukongd serve' as its own process.
 	addr, err := freeAddr()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if f.serveInProc {
-		return r.serveInProcess(ctx, s, addr)
+		return r.serveInProcess(s, addr)
 	}
 	serveLog, _ := os.Create(filepath.Join(f.out, "wukongd-serve.log"))
-	defer serveLog.Close()
 	cmd := selfCommand(ctx, "serve", "--data", r.snap, "--addr", addr, "--log-level", "warn", "--max-rows", "-1",
 		"--timeout", f.lat.Timeout.String(), "--max-concurrent", "256")
 	cmd.Stdout, cmd.Stderr = serveLog, serveLog
 	if err := cmd.Start(); err != nil {
-		return err
+		serveLog.Close()
+		return nil, err
 	}
-	defer func() {
+	stop := func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(done) }()
@@ -570,34 +603,38 @@ func (r *benchRun) wukongd(ctx context.Context, s *bench.System, data string) er
 			_ = cmd.Process.Kill()
 			<-done
 		}
-	}()
-	return r.overHTTP(ctx, s, "http://"+addr+"/sparql", cmd.Process.Pid, 2*time.Minute)
+		serveLog.Close()
+	}
+	return &served{s: s, url: "http://" + addr + "/sparql", pid: cmd.Process.Pid, ready: 2 * time.Minute, stop: stop}, nil
 }
 
 // serveInProcess serves the snapshot over HTTP from this process, as
 // 'wukongd serve' does, and measures it (for profiling).
-func (r *benchRun) serveInProcess(ctx context.Context, s *bench.System, addr string) error {
+func (r *benchRun) serveInProcess(s *bench.System, addr string) (*served, error) {
 	backend, err := newServeBackend(r.snap, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if c, ok := backend.(io.Closer); ok {
-		defer c.Close()
+	closeBackend := func() {
+		if c, ok := backend.(io.Closer); ok {
+			c.Close()
+		}
 	}
 	srv, err := web.New(web.Options{Backend: backend, Logger: zerolog.Nop(), DefaultTimeout: r.f.lat.Timeout,
 		MaxTimeout: r.f.lat.Timeout, MaxRows: -1, MaxConcurrent: 256})
 	if err != nil {
-		return err
+		closeBackend()
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		closeBackend()
+		return nil, err
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
 	s.Setup += " (this run: served from the benchmark's process)"
-	return r.overHTTP(ctx, s, "http://"+addr+"/sparql", 0, time.Minute)
+	return &served{s: s, url: "http://" + addr + "/sparql", ready: time.Minute, stop: func() { hs.Close(); closeBackend() }}, nil
 }
 
 // loadWukongd runs 'wukongd load' as a child process and measures it.
@@ -785,78 +822,142 @@ func (r *benchRun) throughputInProcess(ctx context.Context, s *bench.System, eng
 	}
 }
 
-// overHTTP measures latency and throughput against an endpoint. pid, when
-// not 0, is the server process, whose resident memory is recorded.
-func (r *benchRun) overHTTP(ctx context.Context, s *bench.System, url string, pid int, ready time.Duration) error {
+// interleaved measures the systems serving over HTTP in rounds: in each
+// round every system's latency run (A B C), then, per number of clients,
+// every system's throughput point (A B C); each system's figures are the
+// rounds merged (bench.MergeRounds, bench.MedianPoints), the rounds kept
+// beside them in the report.
+func (r *benchRun) interleaved(ctx context.Context, up []*served) {
 	conns := 1
 	for _, n := range r.f.tput.Clients {
 		conns = max(conns, n)
 	}
-	ep := bench.NewEndpoint(url, conns)
-	defer ep.Close()
+	var live []*served
+	for _, sv := range up {
+		if err := r.prepare(ctx, sv, conns); err != nil {
+			sv.s.Errors = append(sv.s.Errors, err.Error())
+			r.logf("%s: %v", sv.s.Name, err)
+			continue
+		}
+		defer sv.ep.Close()
+		live = append(live, sv)
+	}
+	rounds := max(1, r.f.rounds)
+	for round := 1; round <= rounds && ctx.Err() == nil; round++ {
+		for _, sv := range live {
+			run := r.latencyOverHTTP(ctx, sv)
+			run.Round = round
+			sv.s.HTTPRounds = append(sv.s.HTTPRounds, run)
+			r.save()
+		}
+	}
+	for _, sv := range live {
+		if m := bench.MergeRounds(sv.s.HTTPRounds); m != nil {
+			sv.s.Latency = append(sv.s.Latency, m)
+		}
+		if rounds == 1 {
+			sv.s.HTTPRounds = nil
+		}
+	}
+	r.save()
+	if r.f.skipTput || len(r.f.tput.Clients) == 0 || ctx.Err() != nil {
+		return
+	}
+	if r.mix == nil {
+		for _, sv := range live {
+			sv.s.Errors = append(sv.s.Errors, "no mixed workload (wukongd's type index was not read)")
+		}
+		return
+	}
+	for round := 1; round <= rounds && ctx.Err() == nil; round++ {
+		for _, n := range r.f.tput.Clients {
+			for _, sv := range live {
+				if ctx.Err() != nil {
+					break
+				}
+				cfg := r.f.tput
+				cfg.Clients = []int{n}
+				cfg.Pids = []int{0}
+				if sv.pid != 0 {
+					cfg.Pids = append(cfg.Pids, sv.pid)
+					cfg.ServerPid = sv.pid
+				}
+				pts := bench.MeasureThroughput(ctx, cfg, r.mix, sv.ep.Select)
+				if len(pts) == 0 {
+					continue
+				}
+				p := pts[0]
+				p.Round = round
+				sv.s.ThroughputRounds = append(sv.s.ThroughputRounds, p)
+				r.logf("%s throughput, round %d, %d clients: %.0f q/s, median %.3f ms, p99 %.3f ms, server CPU %.1f µs/query, client CPU %.1f µs/query, %d errors (load average %s, other processes %.1f cores)",
+					sv.s.Name, round, n, p.QPS, p.Latency.Median, p.Latency.P99, p.ServerCPU, p.ClientCPU, p.Errors, p.LoadAvg, p.OtherCores)
+				if p.Errors > 0 {
+					r.logf("%s: first error: %s", sv.s.Name, p.FirstError)
+				}
+			}
+			r.save()
+		}
+	}
+	for _, sv := range live {
+		sv.s.Throughput = bench.MedianPoints(sv.s.ThroughputRounds)
+		if rounds == 1 {
+			sv.s.ThroughputRounds = nil
+		}
+	}
+}
+
+// prepare opens the endpoint of a serving system, waits until it answers
+// and checks that it speaks JSON results.
+func (r *benchRun) prepare(ctx context.Context, sv *served, conns int) error {
+	s := sv.s
+	sv.ep = bench.NewEndpoint(sv.url, conns)
 	t0 := time.Now()
-	if err := ep.WaitReady(ctx, ready); err != nil {
+	if err := sv.ep.WaitReady(ctx, sv.ready); err != nil {
+		sv.ep.Close()
 		return err
 	}
 	if s.Load != nil && s.Name == bench.Base {
 		s.Setup += fmt.Sprintf("; serve ready %.2fs after start", time.Since(t0).Seconds())
 	}
-	if err := ep.CheckJSON(ctx, r.queries[0].Text); err != nil {
+	if err := sv.ep.CheckJSON(ctx, r.queries[0].Text); err != nil {
+		sv.ep.Close()
 		return err
 	}
-	if pid != 0 && s.Load != nil && s.Load.ReopenSeconds > 0 {
-		s.Load.ReopenRSSBytes = vmRSS(pid)
+	if sv.pid != 0 && s.Load != nil && s.Load.ReopenSeconds > 0 {
+		s.Load.ReopenRSSBytes = vmRSS(sv.pid)
 	}
+	return nil
+}
+
+// latencyOverHTTP runs every query over HTTP against a serving system.
+func (r *benchRun) latencyOverHTTP(ctx context.Context, sv *served) *bench.LatencyRun {
 	pids := []int{0}
-	if pid != 0 {
-		pids = append(pids, pid)
+	if sv.pid != 0 {
+		pids = append(pids, sv.pid)
 	}
 	run := &bench.LatencyRun{Path: bench.PathHTTP, LoadAvg: bench.ReadLoadAvg()}
-	s.Latency = append(s.Latency, run)
 	cpu0 := bench.SampleCPU(pids...)
 	for _, q := range r.queries {
 		text := q.Text
 		res := bench.MeasureLatency(ctx, r.f.lat, q.Name, func(ctx context.Context) (int, error) {
-			return ep.Select(ctx, text)
+			return sv.ep.Select(ctx, text)
 		})
 		res.Label = q.Label
 		run.Queries = append(run.Queries, &res)
-		r.logQuery(s.Name+" http", &res)
+		r.logQuery(sv.s.Name+" http", &res)
 	}
 	run.OtherCores = cpu0.OtherCores(bench.SampleCPU(pids...))
-	r.logf("%s http: other processes kept %.1f cores busy on average", s.Name, run.OtherCores)
-	r.save()
-	if r.f.skipTput || len(r.f.tput.Clients) == 0 {
-		return ctx.Err()
-	}
-	if r.mix == nil {
-		return errors.New("no mixed workload (wukongd's type index was not read)")
-	}
-	for _, n := range r.f.tput.Clients {
-		cfg := r.f.tput
-		cfg.Clients = []int{n}
-		cfg.Pids = pids
-		pts := bench.MeasureThroughput(ctx, cfg, r.mix, ep.Select)
-		if len(pts) == 0 {
-			break
-		}
-		p := pts[0]
-		s.Throughput = append(s.Throughput, p)
-		r.logf("%s throughput, %d clients: %.0f q/s, median %.3f ms, p99 %.3f ms, %d errors (load average %s, other processes %.1f cores)",
-			s.Name, n, p.QPS, p.Latency.Median, p.Latency.P99, p.Errors, p.LoadAvg, p.OtherCores)
-		if p.Errors > 0 {
-			r.logf("%s: first error: %s", s.Name, p.FirstError)
-		}
-	}
-	return ctx.Err()
+	r.logf("%s http: other processes kept %.1f cores busy on average", sv.s.Name, run.OtherCores)
+	return run
 }
 
 // virtuoso runs the peer Virtuoso through bench/peers/virtuoso.sh.
-func (r *benchRun) virtuoso(ctx context.Context, s *bench.System, data string) error {
+// It returns Virtuoso serving.
+func (r *benchRun) virtuoso(ctx context.Context, s *bench.System, data string) (sv *served, err error) {
 	script := filepath.Join(r.f.repo, "bench", "peers", "virtuoso.sh")
 	rundir, err := os.MkdirTemp("", "wukongd-bench-virtuoso-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	env := append(os.Environ(), "VIRTUOSO_CACHE="+filepath.Join(r.f.work, "virtuoso"))
 	stop := func() {
@@ -866,14 +967,18 @@ func (r *benchRun) virtuoso(ctx context.Context, s *bench.System, data string) e
 			r.logf("virtuoso: stop: %v", err)
 		}
 	}
-	defer stop()
+	defer func() {
+		if sv == nil {
+			stop()
+		}
+	}()
 	la := bench.ReadLoadAvg()
 	r.logf("virtuoso: starting (loads %s on the first run, a few minutes; load average %s)", data, la)
 	c := exec.CommandContext(ctx, "bash", script, "start", data, rundir)
 	c.Env, c.Stderr = env, os.Stderr
 	out, err := c.Output()
 	if err != nil {
-		return fmt.Errorf("virtuoso.sh start: %w", err)
+		return nil, fmt.Errorf("virtuoso.sh start: %w", err)
 	}
 	kv := parseKV(string(out))
 	s.Version = kv["version"]
@@ -899,19 +1004,19 @@ func (r *benchRun) virtuoso(ctx context.Context, s *bench.System, data string) e
 		s.Errors = append(s.Errors, fmt.Sprintf("Virtuoso holds %d triples, wukongd %d", triples, r.rep.Dataset.Triples))
 	}
 	pid, _ := strconv.Atoi(kv["pid"])
-	return r.overHTTP(ctx, s, kv["endpoint"], pid, 5*time.Minute)
+	return &served{s: s, url: kv["endpoint"], pid: pid, ready: 5 * time.Minute, stop: stop}, nil
 }
 
 // oxigraph runs the peer Oxigraph through bench/peers/oxigraph.mjs: in
-// process in Node, then over HTTP from the same process.
-func (r *benchRun) oxigraph(ctx context.Context, s *bench.System, data string) error {
+// process in Node, then it returns it serving HTTP from the same process.
+func (r *benchRun) oxigraph(ctx context.Context, s *bench.System, data string) (sv *served, err error) {
 	dir := filepath.Join(r.f.repo, "bench", "peers")
 	if _, err := exec.LookPath(r.f.node); err != nil && r.f.node == "node" {
 		r.logf("oxigraph: installing Node.js and npm with apt-get")
 		c := exec.CommandContext(ctx, "sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm")
 		c.Stdout, c.Stderr = os.Stderr, os.Stderr
 		if err := c.Run(); err != nil {
-			return fmt.Errorf("cannot install Node.js: %w", err)
+			return nil, fmt.Errorf("cannot install Node.js: %w", err)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "oxigraph")); err != nil {
@@ -919,7 +1024,7 @@ func (r *benchRun) oxigraph(ctx context.Context, s *bench.System, data string) e
 		c := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
 		c.Dir, c.Stdout, c.Stderr = dir, os.Stderr, os.Stderr
 		if err := c.Run(); err != nil {
-			return fmt.Errorf("npm ci in %s: %w", dir, err)
+			return nil, fmt.Errorf("npm ci in %s: %w", dir, err)
 		}
 	}
 	type jq struct {
@@ -934,11 +1039,11 @@ func (r *benchRun) oxigraph(ctx context.Context, s *bench.System, data string) e
 	rfile := filepath.Join(r.f.out, "oxigraph-inprocess.json")
 	b, _ := json.Marshal(qs)
 	if err := os.WriteFile(qfile, b, 0o644); err != nil {
-		return err
+		return nil, err
 	}
 	addr, err := freeAddr()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	_, port, _ := net.SplitHostPort(addr)
 	la := bench.ReadLoadAvg()
@@ -950,14 +1055,19 @@ func (r *benchRun) oxigraph(ctx context.Context, s *bench.System, data string) e
 	c.Stderr = os.Stderr
 	stdout, err := c.StdoutPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := c.Start(); err != nil {
-		return err
+		return nil, err
 	}
-	defer func() {
+	stop := func() {
 		_ = c.Process.Kill()
 		_ = c.Wait()
+	}
+	defer func() {
+		if sv == nil {
+			stop()
+		}
 	}()
 	sc := bufio.NewScanner(stdout)
 	ready := false
@@ -968,7 +1078,7 @@ func (r *benchRun) oxigraph(ctx context.Context, s *bench.System, data string) e
 		}
 	}
 	if !ready {
-		return errors.New("oxigraph.mjs ended before serving (see its errors above)")
+		return nil, errors.New("oxigraph.mjs ended before serving (see its errors above)")
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	var res struct {
@@ -987,10 +1097,10 @@ func (r *benchRun) oxigraph(ctx context.Context, s *bench.System, data string) e
 	}
 	b, err = os.ReadFile(rfile)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := json.Unmarshal(b, &res); err != nil {
-		return fmt.Errorf("cannot read %s: %w", rfile, err)
+		return nil, fmt.Errorf("cannot read %s: %w", rfile, err)
 	}
 	s.Version = res.Version + " (Node " + res.Node + ")"
 	s.Setup = "npm oxigraph, in-memory Store in Node (WebAssembly, one thread); HTTP: node:http in the same process, keep-alive"
@@ -1011,9 +1121,9 @@ func (r *benchRun) oxigraph(ctx context.Context, s *bench.System, data string) e
 	s.Latency = append(s.Latency, run)
 	r.save()
 	if r.f.skipHTTP {
-		return nil
+		return nil, nil
 	}
-	return r.overHTTP(ctx, s, "http://"+addr+"/sparql", c.Process.Pid, time.Minute)
+	return &served{s: s, url: "http://" + addr + "/sparql", pid: c.Process.Pid, ready: time.Minute, stop: stop}, nil
 }
 
 func parseKV(s string) map[string]string {
