@@ -157,8 +157,8 @@ func (ss *ShardStore) failover(ctx context.Context, err error) bool {
 var errBehind = errors.New("the replica is behind the query's version")
 
 // behindWait is how long a lookup waits for a replica to apply the
-// query's version before it tries another one (after every replica was
-// tried, it waits on one up to the query's deadline).
+// query's version before it tries another one (round after round until
+// one has it or the query's deadline ends the lookup).
 const behindWait = 200 * time.Millisecond
 
 // Serving reports whether the fabric node serves now, as this node

@@ -185,12 +185,14 @@ func (ss *ShardStore) Lookup(ctx context.Context, self, shard int, keys []exec.K
 	}
 	var tried []bool
 	patient := ss.pl.Replicas == 1
+	behind := false // a replica of this round was behind (not down)
 	for {
 		node, err := ss.pick(shard, tried)
-		if err != nil && !patient && tried != nil {
-			// Every replica was behind or down once: now wait on one up
-			// to the deadline.
-			tried, patient = nil, true
+		if err != nil && behind {
+			// Every replica was behind or down: another round, so the
+			// first replica to apply the version answers (each try waits
+			// behindWait; the query's deadline ends it).
+			tried, behind = nil, false
 			continue
 		}
 		if err != nil {
@@ -206,6 +208,8 @@ func (ss *ShardStore) Lookup(ctx context.Context, self, shard int, keys []exec.K
 		tried[node] = true
 		if errors.Is(err, rdmakv.ErrNodeDown) {
 			ss.suspect(node)
+		} else {
+			behind = true
 		}
 	}
 }
