@@ -27,8 +27,10 @@ test-crash-bulk: build
 	WUKONGD_BIN=$(CURDIR)/$(BIN) WUKONGD_CRASH_BULK_KILLS=$(CRASH_BULK_KILLS) WUKONGD_CRASH_BULK_TRIPLES=$(CRASH_BULK_TRIPLES) \
 		WUKONGD_CRASH_LUBM1=1 $(GO) test -count=1 -timeout 60m -run 'TestCrashBulkPost' -v ./cmd/wukongd
 
-# The long cluster crash run: 3 processes under a write storm with readers,
-# kill -9 of a follower and of the leader, restart, STORM_ROUNDS times
+# The long cluster crash run: 3 processes with 2 replicas of each shard under
+# a write storm with readers on every node, kill -9 of a follower and of the
+# leader, restart, STORM_ROUNDS times: every acknowledged write on every node,
+# no version backwards, no query failed that started after a kill
 # (cluster/storm_test.go; CI runs one round).
 STORM_ROUNDS ?= 10
 .PHONY: test-cluster-crash
@@ -120,12 +122,13 @@ clean:
 	rm -rf bin
 
 # A writable cluster of 3 node processes on 127.0.0.1 over the default data
-# set (HTTP on :8080-8082, fabric on :7080-7082; writes with
+# set, each shard on CLUSTER_REPLICAS (2) nodes so any one may die (HTTP on :8080-8082, fabric on :7080-7082; writes with
 # "Authorization: Bearer $(CLUSTER_TOKEN)" through any node, kept in each
 # node's replicated log under the snapshot's raft/); runs in the foreground,
 # Ctrl-C stops all. Flags for every node after --, e.g.
 # make cluster CLUSTER_ARGS="-- --mode fork-join".
 CLUSTER_TOKEN ?= dev-token
+CLUSTER_REPLICAS ?= 2
 .PHONY: cluster
 cluster: build
-	$(BIN) cluster --nodes 3 --update-token $(CLUSTER_TOKEN) $(CLUSTER_ARGS)
+	$(BIN) cluster --nodes 3 --replicas $(CLUSTER_REPLICAS) --update-token $(CLUSTER_TOKEN) $(CLUSTER_ARGS)
