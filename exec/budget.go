@@ -60,7 +60,14 @@ type memAccount struct {
 	failed atomic.Bool
 }
 
-func (e *Engine) newMemAccount(limit int64, abort context.CancelCauseFunc) *memAccount {
+// newMemAccount makes a query's account (limit ≤ 0: no budget of its
+// own). With no budget at all, neither the query's nor the engine's,
+// there is nothing to account against: it returns nil (nothing is
+// charged) unless measure asks for the peak (EXPLAIN ANALYZE).
+func (e *Engine) newMemAccount(limit int64, abort context.CancelCauseFunc, measure bool) *memAccount {
+	if limit <= 0 && e.cfg.MaxMemory < 0 && !measure {
+		return nil
+	}
 	return &memAccount{eng: e, limit: limit, abort: abort}
 }
 
@@ -171,4 +178,31 @@ func (r *task) memLimit() int64 {
 		return 0
 	}
 	return r.mem.limit
+}
+
+// reserve charges n bytes an operator is about to take (settled when the
+// operator returns, queryRun.eval) and returns ctx's error: a charge past
+// the budget cancels ctx, so the memory is never taken.
+func reserve(ctx context.Context, mem *memAccount, n int64) error {
+	mem.charge(n)
+	return ctxErr(ctx)
+}
+
+// gatherBytes is what t.gather of n rows costs: its bound columns.
+func gatherBytes(t *Table, n int) int64 {
+	cols := 0
+	for _, c := range t.Cols {
+		if c != nil {
+			cols++
+		}
+	}
+	return 8 * int64(cols) * int64(n)
+}
+
+// gatherCharged is t.gather(src) with the copy charged before it is made.
+func gatherCharged(ctx context.Context, mem *memAccount, t *Table, src []int32) (*Table, error) {
+	if err := reserve(ctx, mem, gatherBytes(t, len(src))); err != nil {
+		return nil, err
+	}
+	return t.gather(src), nil
 }

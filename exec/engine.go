@@ -400,7 +400,7 @@ func (n *node) runSubQuery(ctx context.Context, cancel context.CancelFunc, key f
 	// overrun cancels it with the cause, which goes back as such.
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
-	mem := n.eng.newMemAccount(q.memory, abort)
+	mem := n.eng.newMemAccount(q.memory, abort, q.analyze)
 	defer mem.close()
 	t := &task{eng: n.eng, node: n.id, ctx: ctx, steps: q.steps, ncols: len(q.table.Cols), analyze: q.analyze, limit: q.limit, reduce: q.reduce, mem: mem}
 	flt, ferr := n.eng.remoteFilters(q.filters)

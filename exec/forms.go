@@ -15,8 +15,10 @@ import (
 // construct instantiates the template with every row (§16.2): a blank
 // node of the template is a fresh blank node per row; a triple with an
 // unbound position, or that is not RDF (a literal or blank predicate, a
-// literal subject), is left out. Duplicates are removed.
-func (q *queryRun) construct(t *Table, tmpl []sparql.TriplePattern) [][3]ID {
+// literal subject), is left out. Duplicates are removed. The triples and
+// their set are charged to the query's memory as they grow, and the loop
+// looks at the query's context.
+func (q *queryRun) construct(t *Table, tmpl []sparql.TriplePattern) ([][3]ID, error) {
 	cols := map[sparql.Var]int{}
 	for c, v := range t.Vars {
 		cols[v] = c
@@ -34,7 +36,13 @@ func (q *queryRun) construct(t *Table, tmpl []sparql.TriplePattern) [][3]ID {
 	prefix := q.blankPrefix()
 	seen := map[[3]ID]bool{}
 	var out [][3]ID
+	g := growth{m: q.mem}
+	defer g.done()
+	sc := stopCheck{ctx: q.ctx, grow: func() { g.to(tripleSetBytes(len(seen), cap(out))) }}
 	for r := 0; r < t.N; r++ {
+		if err := sc.add(len(tmpl)); err != nil {
+			return nil, err
+		}
 		var fresh map[string]ID
 		pos := func(x sparql.TermOrVar) ID {
 			switch {
@@ -80,8 +88,13 @@ func (q *queryRun) construct(t *Table, tmpl []sparql.TriplePattern) [][3]ID {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
+
+// tripleSetBytes is what CONSTRUCT and DESCRIBE hold for their answer: n
+// triples in the set that removes duplicates (key, value and the map's
+// share of a bucket) and a list of capacity c.
+func tripleSetBytes(n, c int) int64 { return 56*int64(n) + 24*int64(c) }
 
 // blankPrefix starts the labels of the blank nodes a query makes; it is
 // not the prefix of any label in the data (the expression environment
@@ -131,6 +144,10 @@ func (q *queryRun) describe(t *Table, d *planner.DescribePlan) ([][3]ID, error) 
 	ex := d.Explore
 	seen := map[[3]ID]bool{}
 	var out [][3]ID
+	g := growth{m: q.mem}
+	defer g.done()
+	stop := stopCheck{ctx: q.ctx, grow: func() { g.to(tripleSetBytes(len(seen), cap(out)) + 24*int64(len(done))) }}
+	base := q.mem.tablesNow()
 	for len(todo) > 0 {
 		seed := &Table{Vars: []sparql.Var{ex.Vars[0]}, Cols: [][]ID{todo}, N: len(todo)}
 		todo = nil
@@ -141,6 +158,9 @@ func (q *queryRun) describe(t *Table, d *planner.DescribePlan) ([][3]ID, error) 
 		}
 		sc, pc, oc := res.Col(ex.Vars[0]), res.Col(ex.Vars[1]), res.Col(ex.Vars[2])
 		for r := 0; r < res.N; r++ {
+			if err := stop.add(1); err != nil {
+				return nil, err
+			}
 			tr := [3]ID{res.At(sc, r), res.At(pc, r), res.At(oc, r)}
 			if seen[tr] {
 				continue
@@ -151,6 +171,7 @@ func (q *queryRun) describe(t *Table, d *planner.DescribePlan) ([][3]ID, error) 
 				want(tr[2])
 			}
 		}
+		q.mem.settle(base, g.charged) // the round's exploration is garbage now
 	}
 	return out, nil
 }

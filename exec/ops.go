@@ -236,13 +236,16 @@ func minus(ctx context.Context, mem *memAccount, l, r *Table) (*Table, error) {
 	if len(keep) == l.N {
 		return l, nil
 	}
-	return l.gather(keep), nil
+	return gatherCharged(ctx, mem, l, keep)
 }
 
 // evalFromRows evaluates right seeded (in slot) with l's rows numbered in
 // rowVar, and returns its rows with the column of those numbers. what
 // names the operator for the error when right loses the numbers.
 func (q *queryRun) evalFromRows(l *Table, slot int, rowVar sparql.Var, right planner.Node, what string) (*Table, int, error) {
+	if err := reserve(q.ctx, q.mem, 8*int64(l.N)); err != nil { // the numbers' column
+		return nil, 0, err
+	}
 	q.seeds[slot] = withRowNumbers(l, rowVar)
 	r, err := q.eval(right)
 	if err != nil {
@@ -290,11 +293,28 @@ func (q *queryRun) antiJoin(l *Table, n *planner.Minus) (*Table, error) {
 	if len(keep) == l.N {
 		return l, nil
 	}
-	return l.gather(keep), nil
+	return gatherCharged(q.ctx, q.mem, l, keep)
 }
 
-// unionTables is the bag union of a and b, columns matched by variable.
-func unionTables(a, b *Table) *Table {
+// unionTables is the bag union of a and b, columns matched by variable;
+// the copy is charged to mem before it is made.
+func unionTables(ctx context.Context, mem *memAccount, a, b *Table) (*Table, error) {
+	cols := 0
+	for c, v := range a.Vars {
+		if a.Cols[c] != nil {
+			cols++
+		} else if j := b.Col(v); j >= 0 && b.Cols[j] != nil {
+			cols++
+		}
+	}
+	for c, v := range b.Vars {
+		if b.Cols[c] != nil && a.Col(v) < 0 {
+			cols++
+		}
+	}
+	if err := reserve(ctx, mem, 8*int64(cols)*int64(a.N+b.N)); err != nil {
+		return nil, err
+	}
 	out := &Table{Vars: append([]sparql.Var(nil), a.Vars...), Cols: append([][]ID(nil), a.Cols...), N: a.N}
 	for c := range out.Cols {
 		if out.Cols[c] != nil {
@@ -302,7 +322,7 @@ func unionTables(a, b *Table) *Table {
 		}
 	}
 	appendAligned(out, b)
-	return out
+	return out, nil
 }
 
 // appendAligned appends the rows of o to t (whose columns it owns),
@@ -365,12 +385,21 @@ func (q *queryRun) leftJoin(n *planner.LeftJoin) (*Table, error) {
 			return nil, err
 		}
 	}
+	// The left rows alone, their copy and the union are charged before
+	// they are made (settled when the operator returns).
+	if err := reserve(q.ctx, q.mem, int64(l.N)+4*int64(l.N-r.N)); err != nil {
+		return nil, err
+	}
 	alone := unmatchedRows(r, rc, l.N)
 	out := dropVar(r, n.RowVar)
 	if len(alone) == 0 {
 		return out, nil
 	}
-	return unionTables(out, l.gather(alone)), nil
+	lone, err := gatherCharged(q.ctx, q.mem, l, alone)
+	if err != nil {
+		return nil, err
+	}
+	return unionTables(q.ctx, q.mem, out, lone)
 }
 
 // filter keeps the rows on which every expression is true.
@@ -390,20 +419,26 @@ func (q *queryRun) filter(t *Table, es []sparql.Expr) (*Table, error) {
 	if err := q.prepareExists(t, b, es...); err != nil {
 		return nil, err
 	}
-	keep, err := q.passingRows(b, t.N, progs, stopCheck{ctx: q.ctx})
+	// The rows kept (4 B each) are charged as the list grows, their copy
+	// before it is made.
+	g := growth{m: q.mem}
+	defer g.done()
+	keep, err := q.passingRows(b, t.N, progs, stopCheck{ctx: q.ctx}, &g)
 	if err != nil {
 		return nil, err
 	}
 	if len(keep) == t.N {
 		return t, nil
 	}
-	return t.gather(keep), nil
+	return gatherCharged(q.ctx, q.mem, t, keep)
 }
 
 // passingRows lists the rows (of n, bound through b) on which every
-// program is true; sc stops it when its context is done.
-func (q *queryRun) passingRows(b *rowBinding, n int, progs []*expr.Program, sc stopCheck) ([]int32, error) {
+// program is true; sc stops it when its context is done, and g (nil: not
+// accounted) is charged the list as it grows.
+func (q *queryRun) passingRows(b *rowBinding, n int, progs []*expr.Program, sc stopCheck, g *growth) ([]int32, error) {
 	var keep []int32
+	sc.grow = func() { g.to(4 * int64(cap(keep))) }
 	for r := 0; r < n; r++ {
 		if err := sc.add(1); err != nil {
 			return nil, err

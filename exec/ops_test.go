@@ -130,7 +130,10 @@ func varStrings(vs []sparql.Var) []string {
 }
 
 func TestUnionAligns(t *testing.T) {
-	u := unionTables(tab("x y", []ID{1, 2}), tab("z x", []ID{3, 4}))
+	u, err := unionTables(context.Background(), nil, tab("x y", []ID{1, 2}), tab("z x", []ID{3, 4}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got := rowsOf(u, "x y z"); got != "1 2 -|4 - 3" {
 		t.Errorf("union: %s", got)
 	}

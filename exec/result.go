@@ -143,7 +143,7 @@ func (e *Engine) Execute(ctx context.Context, plan *planner.Plan, opts Options) 
 	res0 := res
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
-	mem := e.newMemAccount(e.cfg.MaxQueryMemory, abort)
+	mem := e.newMemAccount(e.cfg.MaxQueryMemory, abort, opts.Analyze)
 	defer mem.close()
 	res.locals.account(mem)
 	q := newQueryRun(ctx, e, plan, opts, res)
@@ -155,7 +155,7 @@ func (e *Engine) Execute(ctx context.Context, plan *planner.Plan, opts Options) 
 				res, err = nil, c
 			}
 		}
-		if res != nil {
+		if res != nil && mem != nil {
 			res.PeakMemory = mem.peak.Load()
 		}
 		res0.locals.account(nil) // accounted no more once the query is done
@@ -170,7 +170,9 @@ func (e *Engine) Execute(ctx context.Context, plan *planner.Plan, opts Options) 
 	case sparql.FormAsk:
 		res.Boolean = t.N > 0
 	case sparql.FormConstruct:
-		res.Triples = q.construct(t, plan.Template)
+		if res.Triples, err = q.construct(t, plan.Template); err != nil {
+			return nil, err
+		}
 	case sparql.FormDescribe:
 		var root *Table
 		if plan.Root != nil {
@@ -227,22 +229,26 @@ func distinct(ctx context.Context, mem *memAccount, t *Table) (*Table, error) {
 	if len(src) == t.N {
 		return t, nil
 	}
-	return t.gather(src), nil
+	return gatherCharged(ctx, mem, t, src)
 }
 
-// slice skips offset rows and keeps limit (-1: all).
-func slice(t *Table, offset, limit int64) *Table {
+// slice skips offset rows and keeps limit (-1: all); its copy (of at
+// most t's rows) is charged to mem before it is made.
+func slice(ctx context.Context, mem *memAccount, t *Table, offset, limit int64) (*Table, error) {
 	lo := min(max(offset, 0), int64(t.N))
 	hi := int64(t.N)
 	if limit >= 0 && lo+limit < hi {
 		hi = lo + limit
 	}
 	if lo == 0 && hi == int64(t.N) {
-		return t
+		return t, nil
+	}
+	if err := reserve(ctx, mem, 4*(hi-lo)); err != nil {
+		return nil, err
 	}
 	src := make([]int32, 0, hi-lo)
 	for r := lo; r < hi; r++ {
 		src = append(src, int32(r))
 	}
-	return t.gather(src)
+	return gatherCharged(ctx, mem, t, src)
 }

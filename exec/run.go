@@ -269,6 +269,9 @@ func (q *queryRun) prepareExists(t *Table, b *rowBinding, es ...sparql.Expr) err
 // into one), each row's exploration stops at its first solution (a semi
 // sink, stream.go); else right is evaluated in full.
 func (q *queryRun) matchedRows(t *Table, slot int, rowVar sparql.Var, right planner.Node) ([]bool, error) {
+	if err := reserve(q.ctx, q.mem, 9*int64(t.N)); err != nil { // the numbers' column, the rows found
+		return nil, err
+	}
 	q.seeds[slot] = withRowNumbers(t, rowVar)
 	defer delete(q.seeds, slot)
 	n := right
@@ -371,7 +374,7 @@ func (q *queryRun) evalNode(n planner.Node) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		return unionTables(l, r), nil
+		return unionTables(q.ctx, q.mem, l, r)
 	case *planner.Minus:
 		l, err := q.eval(n.Left)
 		if err != nil {
@@ -474,7 +477,7 @@ func (q *queryRun) evalNode(n planner.Node) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		return slice(t, n.Offset, n.Limit), nil
+		return slice(q.ctx, q.mem, t, n.Offset, n.Limit)
 	}
 	return nil, fmt.Errorf("BUG: plan node %T", n)
 }
@@ -521,13 +524,16 @@ func (q *queryRun) evalUpTo(n planner.Node, want int64) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		return unionTables(l, r), nil
+		return unionTables(q.ctx, q.mem, l, r)
 	case *planner.Extend:
 		t, err := q.evalUpTo(n.Input, want)
 		if err != nil {
 			return nil, err
 		}
-		return q.extend(slice(t, 0, want), n.Binds)
+		if t, err = slice(q.ctx, q.mem, t, 0, want); err != nil {
+			return nil, err
+		}
+		return q.extend(t, n.Binds)
 	case *planner.Project:
 		t, err := q.evalUpTo(n.Input, want)
 		if err != nil {
@@ -543,7 +549,7 @@ func (q *queryRun) evalUpTo(n planner.Node, want int64) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		return slice(t, n.Offset, n.Limit), nil
+		return slice(q.ctx, q.mem, t, n.Offset, n.Limit)
 	case *planner.OrderBy:
 		return q.topK(n, int(want))
 	case *planner.Distinct:

@@ -149,7 +149,7 @@ func (f *stepFilters) run(t *Table, progs []*expr.Program) *Table {
 	}
 	view := &Table{Vars: f.vars, Cols: t.Cols[:min(len(f.vars), len(t.Cols))], N: t.N}
 	b := f.q.binding(view)
-	keep, _ := f.q.passingRows(b, t.N, progs, stopCheck{}) // no context: never stops
+	keep, _ := f.q.passingRows(b, t.N, progs, stopCheck{}, nil) // no context: never stops
 	if len(keep) == t.N {
 		return t
 	}

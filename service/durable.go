@@ -41,7 +41,9 @@ func (p *pendingWrite) settle(err error) {
 // must not close the generation's dataset, and closes any intermediate
 // dataset it makes.
 func (s *Service) change(ctx context.Context, edit func(g *generation) (*graphstore.Dataset, []graphstore.GraphChange, error)) error {
-	s.writeMu.Lock()
+	if err := s.lockWrites(ctx); err != nil {
+		return err
+	}
 	s.waitCompactionSwitch()
 	if err := s.writable(); err != nil {
 		s.unlockWrites()
@@ -99,6 +101,32 @@ func (s *Service) change(ctx context.Context, edit func(g *generation) (*graphst
 		}
 	}
 	return p.err
+}
+
+// lockWrites takes writeMu for a write request, or gives up when ctx ends
+// first: a write queued behind a long one (an 8 MB INSERT DATA holds the
+// lock for seconds) fails at its deadline instead of when the lock comes
+// free. A waiter that gave up leaves a goroutine that takes the lock
+// when it comes and releases it at once.
+func (s *Service) lockWrites(ctx context.Context) error {
+	if s.writeMu.TryLock() {
+		return nil
+	}
+	got := make(chan struct{})
+	go func() {
+		s.writeMu.Lock()
+		close(got)
+	}()
+	select {
+	case <-got:
+		return nil
+	case <-ctx.Done():
+		go func() {
+			<-got
+			s.writeMu.Unlock()
+		}()
+		return ctx.Err()
+	}
 }
 
 // writable reports why the service takes no writes now (nil: it does).

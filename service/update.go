@@ -221,9 +221,12 @@ func missing(op sparql.UpdateOp, name rdf.Term) error {
 func (r *updateRun) op(op sparql.UpdateOp) error {
 	switch op := op.(type) {
 	case *sparql.InsertData:
-		r.insertData(op.Quads)
+		return r.insertData(op.Quads)
 	case *sparql.DeleteData:
-		byGraph, order := groupQuads(op.Quads)
+		byGraph, order, err := groupQuads(r.ctx, op.Quads)
+		if err != nil {
+			return err
+		}
 		for _, g := range order {
 			if r.graphExists(g) {
 				r.add(graphstore.GraphChange{Graph: g, Delete: byGraph[g]})
@@ -276,12 +279,20 @@ func (r *updateRun) load(op *sparql.Load) {
 
 // insertData inserts quads; their blank nodes are new nodes (one scope per
 // INSERT DATA).
-func (r *updateRun) insertData(quads []rdf.Quad) {
+func (r *updateRun) insertData(quads []rdf.Quad) error {
 	fresh := r.svc.newBlankPrefix()
-	byGraph, order := groupQuads(quads)
+	byGraph, order, err := groupQuads(r.ctx, quads)
+	if err != nil {
+		return err
+	}
 	for _, g := range order {
 		ts := byGraph[g]
 		for i := range ts {
+			if i%quadCheck == 0 {
+				if err := r.ctx.Err(); err != nil {
+					return err
+				}
+			}
 			for _, x := range []*rdf.Term{&ts[i].S, &ts[i].O} {
 				if x.IsBlank() {
 					*x = rdf.NewBlank(fresh + x.Value)
@@ -293,20 +304,43 @@ func (r *updateRun) insertData(quads []rdf.Quad) {
 			r.exists[g] = true
 		}
 	}
+	return nil
 }
 
+// quadCheck is how many quads pass between two looks at the request's
+// context in the loops over an update's data (a few hundred microseconds;
+// at a load of 20 on two cores, several milliseconds).
+const quadCheck = 4096
+
 // groupQuads splits quads by graph (a copy: the parsed update is shared
-// through the cache), graphs in order of first appearance.
-func groupQuads(quads []rdf.Quad) (map[rdf.Term][]rdf.Triple, []rdf.Term) {
+// through the cache), graphs in order of first appearance; it stops with
+// ctx's error once ctx is done.
+func groupQuads(ctx context.Context, quads []rdf.Quad) (map[rdf.Term][]rdf.Triple, []rdf.Term, error) {
 	byGraph := map[rdf.Term][]rdf.Triple{}
 	var order []rdf.Term
-	for _, q := range quads {
-		if _, ok := byGraph[q.G]; !ok {
-			order = append(order, q.G)
+	for i := 0; i < len(quads); {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
 		}
-		byGraph[q.G] = append(byGraph[q.G], q.Triple())
+		// A run of quads of one graph (the common case: a whole block)
+		// is appended with one map lookup.
+		g := quads[i].G
+		j := i + 1
+		for j < len(quads) && j-i < quadCheck && quads[j].G == g {
+			j++
+		}
+		ts, ok := byGraph[g]
+		if !ok {
+			order = append(order, g)
+			ts = make([]rdf.Triple, 0, j-i)
+		}
+		for _, q := range quads[i:j] {
+			ts = append(ts, q.Triple())
+		}
+		byGraph[g] = ts
+		i = j
 	}
-	return byGraph, order
+	return byGraph, order, nil
 }
 
 // clearOrDrop runs CLEAR or DROP of a target. Dropping the default graph
