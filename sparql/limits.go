@@ -128,127 +128,33 @@ func (c *chain) add(p Pos, what string) {
 	}
 }
 
-// checkDepth fails when the algebra under pat nests deeper than
-// maxTreeDepth; its recursion stops at the limit.
+// checkDepth fails when the algebra under pat (its patterns, expressions
+// and property paths) nests deeper than maxTreeDepth. The walk's callbacks
+// run before a node's children, so its recursion stops at the limit: it
+// is the first pass over a tree the parse built, and the only one that
+// may meet a deeper one.
 func checkDepth(pat Pattern) {
-	depthPattern(pat, 0)
-}
-
-func depthPattern(pat Pattern, d int) {
-	if pat == nil {
-		return
+	w := walker{
+		pattern: func(p Pattern, d int) bool {
+			if d > maxTreeDepth {
+				failf(p.Position(), "the query nests deeper than the limit of %d levels", maxTreeDepth)
+			}
+			return true
+		},
+		expr: func(e Expr, d int) bool {
+			if d > maxTreeDepth {
+				failf(e.Position(), "the expression nests deeper than the limit of %d levels", maxTreeDepth)
+			}
+			return true
+		},
+		path: func(_ Path, at Pos, d int) bool {
+			if d > maxTreeDepth {
+				failf(at, "the property path nests deeper than the limit of %d levels", maxTreeDepth)
+			}
+			return true
+		},
 	}
-	if d++; d > maxTreeDepth {
-		failf(pat.Position(), "the query nests deeper than the limit of %d levels", maxTreeDepth)
-	}
-	switch x := pat.(type) {
-	case *Join:
-		depthPattern(x.Left, d)
-		depthPattern(x.Right, d)
-	case *LeftJoin:
-		depthPattern(x.Left, d)
-		depthPattern(x.Right, d)
-		depthExpr(x.Expr, d)
-	case *Union:
-		depthPattern(x.Left, d)
-		depthPattern(x.Right, d)
-	case *Minus:
-		depthPattern(x.Left, d)
-		depthPattern(x.Right, d)
-	case *Filter:
-		for _, e := range x.Exprs {
-			depthExpr(e, d)
-		}
-		depthPattern(x.Input, d)
-	case *Graph:
-		depthPattern(x.Input, d)
-	case *Service:
-		depthPattern(x.Input, d)
-	case *Extend:
-		depthExpr(x.Expr, d)
-		depthPattern(x.Input, d)
-	case *Group:
-		for _, e := range x.Keys {
-			depthExpr(e, d)
-		}
-		for _, a := range x.Aggregates {
-			depthExpr(a.Agg, d)
-		}
-		depthPattern(x.Input, d)
-	case *OrderBy:
-		for _, c := range x.Conds {
-			depthExpr(c.Expr, d)
-		}
-		depthPattern(x.Input, d)
-	case *Project:
-		depthPattern(x.Input, d)
-	case *Distinct:
-		depthPattern(x.Input, d)
-	case *Reduced:
-		depthPattern(x.Input, d)
-	case *Slice:
-		depthPattern(x.Input, d)
-	case *PathPattern:
-		depthPath(x.Path, d, x.Pos)
-	}
-}
-
-func depthExpr(e Expr, d int) {
-	if e == nil {
-		return
-	}
-	if d++; d > maxTreeDepth {
-		failf(e.Position(), "the expression nests deeper than the limit of %d levels", maxTreeDepth)
-	}
-	switch x := e.(type) {
-	case *UnaryExpr:
-		depthExpr(x.X, d)
-	case *BinaryExpr:
-		depthExpr(x.L, d)
-		depthExpr(x.R, d)
-	case *InExpr:
-		depthExpr(x.X, d)
-		for _, a := range x.List {
-			depthExpr(a, d)
-		}
-	case *CallExpr:
-		for _, a := range x.Args {
-			depthExpr(a, d)
-		}
-	case *FuncExpr:
-		for _, a := range x.Args {
-			depthExpr(a, d)
-		}
-	case *Aggregate:
-		depthExpr(x.Arg, d)
-	case *ExistsExpr:
-		depthPattern(x.Pattern, d)
-	}
-}
-
-func depthPath(p Path, d int, at Pos) {
-	if p == nil {
-		return
-	}
-	if d++; d > maxTreeDepth {
-		failf(at, "the property path nests deeper than the limit of %d levels", maxTreeDepth)
-	}
-	switch x := p.(type) {
-	case *InversePath:
-		depthPath(x.Path, d, at)
-	case *SequencePath:
-		depthPath(x.Left, d, at)
-		depthPath(x.Right, d, at)
-	case *AlternativePath:
-		depthPath(x.Left, d, at)
-		depthPath(x.Right, d, at)
-	case *ZeroOrMorePath:
-		depthPath(x.Path, d, at)
-	case *OneOrMorePath:
-		depthPath(x.Path, d, at)
-	case *ZeroOrOnePath:
-		depthPath(x.Path, d, at)
-	}
+	w.walkPattern(pat, 1)
 }
 
 // guardedInput is the lexer's character stream: the text itself when it

@@ -135,3 +135,65 @@ func TestParseStopsInsideAToken(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckDepth: the depth check over a tree built directly (deeper than
+// any parse could make): patterns, expressions, EXISTS patterns inside
+// expressions, aggregates and property paths each pass at maxTreeDepth
+// levels and fail just past it, with the message of the kind of node
+// that passed the limit.
+func TestCheckDepth(t *testing.T) {
+	bgp := func() Pattern { return &BGP{} }
+	joins := func(n int) Pattern { // n levels of patterns
+		p := bgp()
+		for i := 1; i < n; i++ {
+			p = &Join{Left: p, Right: bgp()}
+		}
+		return p
+	}
+	nots := func(n int, leaf Expr) Expr { // n levels of expressions
+		e := leaf
+		for i := 1; i < n; i++ {
+			e = &UnaryExpr{Op: "!", X: e}
+		}
+		return e
+	}
+	paths := func(n int) Path {
+		var p Path = &LinkPath{IRI: "http://example.org/p"}
+		for i := 1; i < n; i++ {
+			p = &InversePath{Path: p}
+		}
+		return p
+	}
+	check := func(pat Pattern) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = r.(bailout).err
+			}
+		}()
+		checkDepth(pat)
+		return nil
+	}
+	x := &VarExpr{Var: "x"}
+	for _, c := range []struct {
+		name string
+		tree func(levels int) Pattern
+		msg  string
+	}{
+		{"patterns", joins, "query nests deeper"},
+		{"expressions", func(n int) Pattern { return &Filter{Exprs: []Expr{nots(n-1, x)}, Input: bgp()} }, "expression nests deeper"},
+		{"EXISTS in an expression", func(n int) Pattern {
+			return &Filter{Exprs: []Expr{nots(10, &ExistsExpr{Pattern: joins(n - 11)})}, Input: bgp()}
+		}, "query nests deeper"},
+		{"aggregates", func(n int) Pattern {
+			return &Group{Aggregates: []AggregateBinding{{Var: "n", Agg: &Aggregate{Name: "COUNT", Arg: nots(n-2, x)}}}, Input: bgp()}
+		}, "expression nests deeper"},
+		{"paths", func(n int) Pattern { return &PathPattern{Path: paths(n - 1)} }, "property path nests deeper"},
+	} {
+		if err := check(c.tree(maxTreeDepth)); err != nil {
+			t.Errorf("%s at the limit: %v", c.name, err)
+		}
+		if err := check(c.tree(maxTreeDepth + 1)); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s past the limit: %v, want %q", c.name, err, c.msg)
+		}
+	}
+}

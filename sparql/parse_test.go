@@ -313,6 +313,21 @@ func TestWalk(t *testing.T) {
 	if got := strings.Join(kinds, " "); got != want {
 		t.Errorf("Walk visited %s, want %s", got, want)
 	}
+	// The patterns of EXISTS in an aggregate's argument are walked too.
+	q, err = ParseQuery(`SELECT (SUM(IF(EXISTS { ?s ?q 1 }, 1, 0)) AS ?n) { ?s ?p ?o }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bgps := 0
+	Walk(q.Pattern, func(p Pattern) bool {
+		if _, ok := p.(*BGP); ok {
+			bgps++
+		}
+		return true
+	})
+	if bgps != 2 {
+		t.Errorf("Walk visited %d BGPs of a query with one in an aggregate's EXISTS and one in its WHERE, want 2", bgps)
+	}
 }
 
 // TestParseBase: a base given by the caller resolves relative IRIs until a
