@@ -31,6 +31,10 @@ func TestNestingLimit(t *testing.T) {
 		{"times chain", "SELECT * WHERE { FILTER(" + chain("*", deep) + ") }", 1, 23 + 5*MaxNesting, "* and / operands"},
 		{"union chain", "SELECT * WHERE { " + rep("{} UNION ", deep) + "{} }", 1, 18 + 9*MaxNesting, "UNION branches"},
 		{"optional chain", "SELECT * WHERE { " + rep("OPTIONAL {} ", deep) + "}", 1, 18 + 12*MaxNesting, "group elements"},
+		// Counted as the tokens are made: the limit is found before the
+		// parser reaches the syntax error at the end of the chain.
+		{"long optional chain", "SELECT * WHERE { " + rep("OPTIONAL {} ", 5*MaxNesting) + "} } }", 1, 18 + 12*MaxNesting, "group elements"},
+		{"filter chain", "SELECT * WHERE { ?s ?p ?o " + rep("FILTER(?o) ", 5*MaxNesting) + "} } }", 1, 27 + 11*MaxNesting, "group elements"},
 		{"path sequence", "SELECT * WHERE { ?s " + rep("<p>/", deep-1) + "<p> ?o }", 1, 21 + 4*MaxNesting, "path steps"},
 		{"path alternative", "SELECT * WHERE { ?s " + rep("<p>|", deep-1) + "<p> ?o }", 1, 21 + 4*MaxNesting, "path alternatives"},
 		{"update", "INSERT { <a> <b> <c> } WHERE " + rep("{", deep) + rep("}", deep), 1, 30 + MaxNesting, "brackets nest deeper"},
