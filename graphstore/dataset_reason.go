@@ -417,3 +417,193 @@ func (d *Dataset) ApplyMaintained(ctx context.Context, ch MaintainedChange) (*Da
 	ok = true
 	return nd, nil
 }
+
+// ErrNewRole is returned (wrapped) by ApplyDerived for a change that
+// makes a term of the data a predicate or class it was not (which moves
+// it to a new ID, its triples with it): a materialized closure cannot
+// follow that move.
+var ErrNewRole = errors.New("the change gives a term of the data a new role (a predicate or class), which renumbers the dataset")
+
+// DeriveFunc turns the explicit change of a materialized default graph
+// (as IDs of dict, which knows every term of the change) into the
+// reasoner's MaintainedChange (relative to the dataset before the change).
+type DeriveFunc func(dict *Dict, del, ins []IDTriple) (MaintainedChange, error)
+
+// ApplyDerived is Apply (Amend with amend) of changes on a dataset with
+// reasoning, writing the default graph once: its change (exactly one,
+// without Clear or Drop; named graphs' changes are applied as Apply
+// does) is not written as given but handed, once its terms have IDs, to
+// derive, and the closure's and the inferred layer's net changes are
+// written in the same version — where Apply followed by ApplyMaintained
+// writes the explicit triples, then the closure and layer again. On any
+// error, derive's included (returned as it is), nothing changes.
+func (d *Dataset) ApplyDerived(ctx context.Context, amend bool, changes []GraphChange, derive DeriveFunc) (*Dataset, error) {
+	if d.inferred == nil {
+		return nil, errors.New("cannot derive inferred triples: the dataset has no reasoning")
+	}
+	defaults := 0
+	for _, c := range changes {
+		if c.Graph.IsZero() {
+			defaults++
+			if c.Clear || c.Drop {
+				return nil, errors.New("cannot derive inferred triples: the change clears the default graph")
+			}
+		}
+	}
+	if defaults != 1 {
+		return nil, fmt.Errorf("cannot derive inferred triples: %d changes of the default graph (want 1)", defaults)
+	}
+	nd, err := d.applyDerived(ctx, amend, changes, derive)
+	if !errors.Is(err, errNotNewest) {
+		return nd, err
+	}
+	c, err := d.compact(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cannot change an older version of the dataset: %w", err)
+	}
+	defer c.Close()
+	return c.applyDerived(ctx, false, changes, derive)
+}
+
+func (d *Dataset) applyDerived(ctx context.Context, amend bool, changes []GraphChange, derive DeriveFunc) (*Dataset, error) {
+	var lref *graphRef // the layer's new version, made inside the run
+	nd, err := d.applyWith(ctx, amend, false, changes, func(r *applyRun) error {
+		for ci, c := range changes {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if !c.Graph.IsZero() {
+				if err := checkGraphName(c.Graph); err != nil {
+					return fmt.Errorf("cannot change the dataset: change %d: %w", ci, err)
+				}
+				if err := r.change(ctx, ci, c); err != nil {
+					return err
+				}
+				continue
+			}
+			var err error
+			if lref, err = r.derived(ctx, ci, c, derive); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if lref != nil {
+			lref.release()
+		}
+		return nil, err
+	}
+	nd.inferred.release() // finish carried d's layer over; ours replaces it
+	nd.inferred = lref
+	if amend {
+		nd.version = d.version
+	} else {
+		nd.version = d.version + 1
+	}
+	return nd, nil
+}
+
+// derived writes the default graph's change c through derive (see
+// ApplyDerived) and returns the layer's new version.
+func (r *applyRun) derived(ctx context.Context, ci int, c GraphChange, derive DeriveFunc) (*graphRef, error) {
+	d := r.d
+	var del, ins []IDTriple
+	for _, t := range c.Delete {
+		if x, ok := r.lookup(t); ok {
+			del = append(del, IDTriple{x.s, x.p, x.o})
+		}
+	}
+	aliases := r.dict.ovAlias
+	for i, t := range c.Insert {
+		x, err := r.assign(ctx, t)
+		if err != nil {
+			return nil, fmt.Errorf("cannot change the dataset: change %d, triple %d: %w", ci, i, err)
+		}
+		ins = append(ins, IDTriple{x.s, x.p, x.o})
+	}
+	// A term new in this change that was first a vertex and then became
+	// a predicate or class moved before any of its triples were written:
+	// remap the inserts. A term of the data that moved cannot be followed
+	// by the closure.
+	if r.dict.ovAlias > aliases {
+		ov := r.dict.ov
+		ov.mu.RLock()
+		old := false
+		for _, a := range ov.aliases[aliases:r.dict.ovAlias] {
+			_, known := d.dict.Term(a.from)
+			old = old || known
+		}
+		ov.mu.RUnlock()
+		if old {
+			return nil, fmt.Errorf("cannot change the dataset: %w; with reasoning that is not supported: reload with the change", ErrNewRole)
+		}
+		r.realias(aliases, func(sub func(ID) ID) {
+			for i, x := range ins {
+				ins[i] = IDTriple{sub(x.S), sub(x.P), sub(x.O)}
+			}
+		})
+	}
+	ch, err := derive(r.dict, del, ins)
+	if err != nil {
+		return nil, err
+	}
+	// Net changes against the old closure and layer: the closure loses
+	// Removed (deleted explicit triples that no longer follow among them)
+	// and gains Added (new explicit triples among them); the layer loses
+	// the inferred triples removed and those now explicit, and gains the
+	// inferred triples added and the deleted explicit ones that still
+	// follow.
+	set := func(ts []IDTriple) map[IDTriple]bool {
+		m := make(map[IDTriple]bool, len(ts))
+		for _, t := range ts {
+			m[t] = true
+		}
+		return m
+	}
+	delSet, insSet, added := set(ch.Delete), set(ch.Insert), set(ch.Added)
+	var closureDel, closureIns, layerDel, layerIns []idTriple
+	for _, t := range ch.Removed {
+		closureDel = append(closureDel, idTriple{t.S, t.P, t.O})
+		if !delSet[t] {
+			layerDel = append(layerDel, idTriple{t.S, t.P, t.O})
+		}
+	}
+	for _, t := range ch.Insert {
+		if !added[t] { // inferred before, explicit now
+			layerDel = append(layerDel, idTriple{t.S, t.P, t.O})
+		}
+	}
+	for _, t := range ch.Added {
+		closureIns = append(closureIns, idTriple{t.S, t.P, t.O})
+		if !insSet[t] {
+			if err := r.dict.CheckInferred(t); err != nil {
+				return nil, fmt.Errorf("cannot change inferred triples: %w", err)
+			}
+			layerIns = append(layerIns, idTriple{t.S, t.P, t.O})
+		}
+	}
+	for _, t := range ch.StillInferred {
+		layerIns = append(layerIns, idTriple{t.S, t.P, t.O})
+	}
+	def := r.graph(rdf.Term{})
+	layer := &writeGraph{exists: true, st: d.inferred.st, old: d.inferred}
+	for _, w := range []struct {
+		g      *writeGraph
+		ts     []idTriple
+		insert bool
+	}{{def, closureDel, false}, {def, closureIns, true}, {layer, layerDel, false}, {layer, layerIns, true}} {
+		if err := r.write(ctx, w.g, sortDistinct(w.ts), w.insert); err != nil {
+			return nil, fmt.Errorf("cannot change the dataset: change %d: %w", ci, err)
+		}
+	}
+	if !layer.touched {
+		return d.inferred.retain(), nil
+	}
+	stats := layer.sd.apply(layer.st.stats, uint64(r.dict.tip().Len()), layer.st.n)
+	st, err := layer.st.version(r.stamp, stats, r.dict.tip())
+	if err != nil {
+		return nil, fmt.Errorf("cannot change inferred triples: %w", err)
+	}
+	return newGraphRef(st, d.dref), nil
+}

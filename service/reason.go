@@ -28,17 +28,110 @@ type reasoner struct {
 	m  *reason.Maintainer
 }
 
-// applyReasoned is ds.Apply(changes) followed by the reasoner's
-// maintenance: every path that applies changes (a request, the log's
+// applyReasoned is ds.Apply(changes) with the reasoner's maintenance
+// (reasoner.apply): every path that applies changes (a request, the log's
 // replay, a compaction's catch-up) goes through it, so that replaying a
 // record gives the same closure as the write did. The caller holds
 // writeMu.
 func (s *Service) applyReasoned(ctx context.Context, ds *graphstore.Dataset, changes []graphstore.GraphChange) (*graphstore.Dataset, error) {
-	nds, err := ds.Apply(ctx, changes...)
+	return s.reasoner.apply(ctx, ds, changes, false)
+}
+
+// apply is ds.Apply(changes) (Amend with amend) followed by maintain,
+// with the same result. The common case — one change of the default
+// graph, not clearing it, not touching the ontology — writes the store
+// once (graphstore.Dataset.ApplyDerived: the maintainer derives the
+// consequences as soon as the change's terms have IDs, and the explicit
+// and inferred changes go in together) instead of twice (Apply, then
+// ApplyMaintained).
+func (r *reasoner) apply(ctx context.Context, ds *graphstore.Dataset, changes []graphstore.GraphChange, amend bool) (*graphstore.Dataset, error) {
+	if ds.Inferred() != nil && r.deriveOnce(changes) {
+		nds, err := r.applyDerived(ctx, ds, changes, amend)
+		if !errors.Is(err, reason.ErrTBoxChange) {
+			return nds, err
+		}
+		// The ontology changes: nothing was written, the rules change.
+	}
+	var nds *graphstore.Dataset
+	var err error
+	if amend {
+		nds, err = ds.Amend(ctx, changes...)
+	} else {
+		nds, err = ds.Apply(ctx, changes...)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return s.reasoner.maintain(ctx, ds, nds, changes)
+	return r.maintain(ctx, ds, nds, changes)
+}
+
+// deriveOnce reports whether changes are for applyDerived: exactly one
+// change of the default graph, without CLEAR or DROP.
+func (r *reasoner) deriveOnce(changes []graphstore.GraphChange) bool {
+	n := 0
+	for _, c := range changes {
+		if c.Graph.IsZero() {
+			if c.Clear || c.Drop {
+				return false
+			}
+			n++
+		}
+	}
+	return n == 1
+}
+
+// applyDerived is apply through graphstore.Dataset.ApplyDerived; it
+// returns reason.ErrTBoxChange (nothing changed) for a change of the
+// ontology.
+func (r *reasoner) applyDerived(ctx context.Context, ds *graphstore.Dataset, changes []graphstore.GraphChange, amend bool) (*graphstore.Dataset, error) {
+	profile, err := reason.ParseProfile(ds.Reasoning())
+	if err != nil {
+		return nil, err
+	}
+	if r.ds != ds || r.m == nil {
+		if r.m, err = maintainerOf(ctx, ds, profile); err != nil {
+			r.ds, r.m = nil, nil
+			return nil, err
+		}
+		r.ds = ds
+	}
+	maintained := false
+	nds, err := ds.ApplyDerived(ctx, amend, changes, func(_ *graphstore.Dict, del, ins []graphstore.IDTriple) (graphstore.MaintainedChange, error) {
+		mc, err := r.m.Maintain(ctx, fromIDs(del), fromIDs(ins))
+		if err != nil {
+			return graphstore.MaintainedChange{}, err
+		}
+		maintained = true
+		return graphstore.MaintainedChange{Delete: toIDs(mc.Delete), Insert: toIDs(mc.Insert),
+			Removed: toIDs(mc.Removed), Added: toIDs(mc.Added), StillInferred: toIDs(mc.StillInferred)}, nil
+	})
+	switch {
+	case err == nil:
+		r.ds = nds
+		return nds, nil
+	case maintained || !errors.Is(err, reason.ErrTBoxChange):
+		r.ds, r.m = nil, nil // the maintainer may be ahead of the store: rebuild it next time
+	}
+	if errors.Is(err, graphstore.ErrNewRole) {
+		return nil, fmt.Errorf("%w: %w", web.ErrBadRequest, err)
+	}
+	return nil, err
+}
+
+func fromIDs(ts []graphstore.IDTriple) []reason.Triple {
+	out := make([]reason.Triple, len(ts))
+	for i, t := range ts {
+		out[i] = reason.Triple{S: t.S, P: t.P, O: t.O}
+	}
+	return out
+}
+
+func toIDs(ts []reason.Triple) []graphstore.IDTriple {
+	out := make([]graphstore.IDTriple, len(ts))
+	for i, t := range ts {
+		out[i] = graphstore.IDTriple{S: t.S, P: t.P, O: t.O}
+	}
+	return out
 }
 
 // maintain brings the inferred layer of after (before with changes

@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,7 +13,9 @@ import (
 
 	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/loader"
+	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/reason"
+	"github.com/wukongd/wukongd/web"
 )
 
 // reasoningLUBM1 builds LUBM-1 + univ-bench, materialized under owl-rl
@@ -164,4 +168,160 @@ func TestDurableReasoning(t *testing.T) {
 		t.Fatalf("after a restart: %d explicit + %d inferred, before %d + %d", got.ExplicitTriples(), got.InferredTriples(), wantExp, wantInf)
 	}
 	checkClosure(t, s)
+}
+
+// TestRandomUpdatesWithReasoning: random INSERT DATA / DELETE DATA
+// requests on a materialized LUBM-1 (new people taking courses, heading
+// departments, joining groups; explicit triples of the data deleted and
+// put back) leave, after every request, the served default graph equal
+// to a fresh materialization of the explicit triples the test tracks,
+// and the inferred layer equal to that closure minus those explicit
+// triples.
+func TestRandomUpdatesWithReasoning(t *testing.T) {
+	ds := reasoningLUBM1(t, true)
+	svc := openService(t, func(o Options) (*Service, error) { return NewDataset(ds, o) }, Options{})
+	ctx := context.Background()
+	const ub = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#"
+	const dept = "http://www.Department0.University0.edu/"
+	cur := svc.cur.Load().ds
+	_, base, err := reason.LoadOntology(ctx, cur, reason.OWLRL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dict := cur.Dict()
+	term := func(id graphstore.ID) rdf.Term {
+		x, ok := dict.Term(id)
+		if !ok {
+			t.Fatalf("ID %d has no term", id)
+		}
+		return x
+	}
+	explicit := map[[3]rdf.Term]bool{}
+	var data [][3]rdf.Term // explicit triples of the data (not TBox) to delete
+	voc := reason.NewVocab(func(iri string) (graphstore.ID, bool) { return dict.Lookup(rdf.NewIRI(iri)) })
+	for _, x := range base {
+		tr := [3]rdf.Term{term(x.S), term(x.P), term(x.O)}
+		explicit[tr] = true
+		if !voc.IsTBox(x) {
+			data = append(data, tr)
+		}
+	}
+	r := rand.New(rand.NewPCG(16, 1))
+	iri := rdf.NewIRI
+	preds := []string{"takesCourse", "headOf", "memberOf", "worksFor", "advisor", "teacherOf", "doctoralDegreeFrom", "subOrganizationOf"}
+	objs := []string{dept + "GraduateCourse0", dept + "Course3", dept, dept + "FullProfessor2", "http://www.University0.edu", dept + "ResearchGroup1"}
+	classes := []string{"Person", "GraduateStudent", "Faculty", "Organization", "Course", "Chair"}
+	var deleted [][3]rdf.Term
+	nt := func(tr [3]rdf.Term) string {
+		return tr[0].String() + " " + tr[1].String() + " " + tr[2].String() + " ."
+	}
+	for step := range 12 {
+		var ins, del [][3]rdf.Term
+		for range 1 + r.IntN(3) {
+			switch k := r.IntN(6); {
+			case k < 2:
+				s := iri(fmt.Sprintf("http://example.org/x%d", r.IntN(8)))
+				ins = append(ins, [3]rdf.Term{s, iri(ub + preds[r.IntN(len(preds))]), iri(objs[r.IntN(len(objs))])})
+			case k == 2:
+				s := iri(fmt.Sprintf("http://example.org/x%d", r.IntN(8)))
+				ins = append(ins, [3]rdf.Term{s, iri(reason.Type), iri(ub + classes[r.IntN(len(classes))])})
+			case k == 3 && len(deleted) > 0:
+				ins = append(ins, deleted[r.IntN(len(deleted))])
+			default:
+				del = append(del, data[r.IntN(len(data))])
+			}
+		}
+		var u strings.Builder
+		if len(del) > 0 {
+			u.WriteString("DELETE DATA {\n")
+			for _, tr := range del {
+				u.WriteString(nt(tr) + "\n")
+			}
+			u.WriteString("}")
+		}
+		if len(ins) > 0 {
+			if u.Len() > 0 {
+				u.WriteString(" ;\n")
+			}
+			u.WriteString("INSERT DATA {\n")
+			for _, tr := range ins {
+				u.WriteString(nt(tr) + "\n")
+			}
+			u.WriteString("}")
+		}
+		if err := svc.Update(ctx, &web.UpdateRequest{Update: u.String()}); err != nil {
+			t.Fatalf("step %d: %v\n%s", step, err, u.String())
+		}
+		for _, tr := range del {
+			delete(explicit, tr)
+			deleted = append(deleted, tr)
+		}
+		for _, tr := range ins {
+			explicit[tr] = true
+		}
+		checkSplit(t, svc, explicit)
+	}
+}
+
+// checkSplit fails unless the served default graph is the closure of
+// explicit and its inferred layer that closure minus explicit.
+func checkSplit(t *testing.T, svc *Service, explicit map[[3]rdf.Term]bool) {
+	t.Helper()
+	ctx := context.Background()
+	ds := svc.cur.Load().ds
+	dict := ds.Dict()
+	var ids []reason.Triple
+	var tbox []reason.Triple
+	voc := reason.NewVocab(func(iri string) (graphstore.ID, bool) { return dict.Lookup(rdf.NewIRI(iri)) })
+	for tr := range explicit {
+		var x [3]graphstore.ID
+		for i, term := range tr {
+			id, ok := dict.Lookup(term)
+			if !ok {
+				t.Fatalf("explicit term %v is not in the dictionary", term)
+			}
+			x[i] = id
+		}
+		id := reason.Triple{S: x[0], P: x[1], O: x[2]}
+		ids = append(ids, id)
+		if voc.IsTBox(id) {
+			tbox = append(tbox, id)
+		}
+	}
+	o := reason.Compile(reason.OWLRL, voc, tbox, false)
+	fresh, _, _, err := reason.Materialize(ctx, o, ids, reason.Options{IsLiteral: dict.IsLiteral})
+	if err != nil {
+		t.Fatal(err)
+	}
+	isExplicit := map[reason.Triple]bool{}
+	for _, x := range ids {
+		isExplicit[x] = true
+	}
+	n := 0
+	if err := ds.Default().EachTriple(ctx, func(s, p, o graphstore.ID) error {
+		n++
+		if x := (reason.Triple{S: s, P: p, O: o}); !fresh.Has(x) {
+			t.Errorf("served triple (%d %d %d) does not follow", s, p, o)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != fresh.Len() {
+		t.Fatalf("served default graph has %d triples, the closure of the explicit ones %d", n, fresh.Len())
+	}
+	layer := 0
+	if err := ds.Inferred().EachTriple(ctx, func(s, p, o graphstore.ID) error {
+		layer++
+		x := reason.Triple{S: s, P: p, O: o}
+		if isExplicit[x] || !fresh.Has(x) {
+			t.Errorf("layer triple (%d %d %d): explicit %v, follows %v", s, p, o, isExplicit[x], fresh.Has(x))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if layer != fresh.Len()-len(ids) {
+		t.Fatalf("inferred layer has %d triples, the closure minus the explicit ones %d", layer, fresh.Len()-len(ids))
+	}
 }

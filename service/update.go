@@ -140,16 +140,7 @@ func (r *updateRun) flush() error {
 	if r.dry {
 		return fmt.Errorf("%w: in a cluster, an operation that reads the store (DELETE/INSERT … WHERE, ADD, COPY, MOVE) after one that changed it in the same request (send them as two requests)", web.ErrUnsupported)
 	}
-	var ds *graphstore.Dataset
-	var err error
-	if r.cur == r.base {
-		ds, err = r.cur.Apply(r.ctx, r.pending...)
-	} else {
-		ds, err = r.cur.Amend(r.ctx, r.pending...)
-	}
-	if err == nil {
-		ds, err = r.svc.reasoner.maintain(r.ctx, r.cur, ds, r.pending) // reason.go
-	}
+	ds, err := r.svc.reasoner.apply(r.ctx, r.cur, r.pending, r.cur != r.base) // Apply or Amend, and the reasoner's maintenance (reason.go)
 	if err != nil {
 		return err
 	}
