@@ -104,6 +104,16 @@ type Node struct {
 	term     atomic.Uint64
 	appliedC chan struct{} // closed and replaced at each apply batch
 
+	// The Ready loop hands committed entries (and snapshots to install)
+	// to the apply goroutine, in order, and goes on persisting and
+	// sending the next batch while they are applied (pipelining). logMu
+	// orders the records of the log and the storage's changes between
+	// the Ready loop and a snapshot taken by the apply goroutine.
+	applyQ    chan applyItem
+	applyDone chan struct{}
+	logMu     sync.Mutex
+	stopOnce  sync.Once
+
 	stop     chan struct{}
 	done     chan struct{}
 	failOnce sync.Once
@@ -307,9 +317,24 @@ func (n *Node) restore(payload []byte) error {
 	return nil
 }
 
-// run is the Ready loop: tick, persist, send, apply, advance.
+// applyItem is work for the apply goroutine: a snapshot to install, then
+// committed entries.
+type applyItem struct {
+	snap *pb.Snapshot
+	ents []*pb.Entry
+}
+
+// run is the Ready loop: tick, persist, send, hand the committed entries
+// to the apply goroutine, advance.
 func (n *Node) run() {
-	defer close(n.done)
+	n.applyQ = make(chan applyItem, 64)
+	n.applyDone = make(chan struct{})
+	go n.applyLoop()
+	defer func() {
+		close(n.applyQ)
+		<-n.applyDone
+		close(n.done)
+	}()
 	t := time.NewTicker(n.cfg.Tick)
 	defer t.Stop()
 	for {
@@ -323,14 +348,36 @@ func (n *Node) run() {
 				return
 			}
 			n.node.Advance()
-			if err := n.maybeSnapshot(); err != nil {
-				n.fail(err)
-				n.node.Stop()
-				return
-			}
 		case <-n.stop:
 			n.node.Stop()
 			return
+		}
+	}
+}
+
+// applyLoop applies what the Ready loop hands it, in order, and takes
+// the snapshots; an error stops the node.
+func (n *Node) applyLoop() {
+	defer close(n.applyDone)
+	failed := false
+	for it := range n.applyQ {
+		if failed {
+			continue // drain: the node is stopping
+		}
+		err := error(nil)
+		if it.snap != nil {
+			err = n.install(it.snap)
+		}
+		if err == nil {
+			err = n.apply(it.ents)
+		}
+		if err == nil && len(n.applyQ) == 0 {
+			err = n.maybeSnapshot()
+		}
+		if err != nil {
+			failed = true
+			n.fail(err)
+			n.stopOnce.Do(func() { close(n.stop) })
 		}
 	}
 }
@@ -352,7 +399,35 @@ func (n *Node) handle(rd raft.Ready) error {
 		if err := n.send(rd.Messages); err != nil {
 			return err
 		}
+	} else {
+		// A forwarded proposal promises nothing about this node's disk:
+		// it leaves before the write (a proposal on a follower does not
+		// wait for the follower's fsync of other entries).
+		rest := rd.Messages[:0:0]
+		for _, m := range rd.Messages {
+			if m.GetType() == pb.MsgProp {
+				if err := n.send([]*pb.Message{m}); err != nil {
+					return err
+				}
+			} else {
+				rest = append(rest, m)
+			}
+		}
+		rd.Messages = rest
 	}
+	// Committed entries are committed by a majority: they are applied
+	// while this node writes its new entries (the state is rebuilt from
+	// the log at each start, so nothing applied can be lost here). A
+	// snapshot goes first, after its write.
+	queued := false
+	if raft.IsEmptySnap(rd.Snapshot) && len(rd.CommittedEntries) > 0 {
+		if err := n.queueApply(applyItem{ents: rd.CommittedEntries}); err != nil {
+			return err
+		}
+		queued = true
+	}
+	n.logMu.Lock()
+	defer n.logMu.Unlock()
 	if !raft.IsEmptyHardState(rd.HardState) || len(rd.Entries) > 0 || !raft.IsEmptySnap(rd.Snapshot) {
 		payload, err := encodeState(rd.HardState, rd.Entries, rd.Snapshot)
 		if err != nil {
@@ -367,13 +442,12 @@ func (n *Node) handle(rd raft.Ready) error {
 			n.hsTerm, n.hsVote = rd.HardState.GetTerm(), rd.HardState.GetVote()
 		}
 	}
+	var install *pb.Snapshot
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		if err := n.storage.ApplySnapshot(rd.Snapshot); err != nil {
 			return err
 		}
-		if err := n.install(rd.Snapshot); err != nil {
-			return err
-		}
+		install = rd.Snapshot
 	}
 	if !raft.IsEmptyHardState(rd.HardState) {
 		if err := n.storage.SetHardState(rd.HardState); err != nil {
@@ -391,7 +465,19 @@ func (n *Node) handle(rd raft.Ready) error {
 			return err
 		}
 	}
-	return n.apply(rd.CommittedEntries)
+	if !queued && (install != nil || len(rd.CommittedEntries) > 0) {
+		return n.queueApply(applyItem{snap: install, ents: rd.CommittedEntries})
+	}
+	return nil
+}
+
+func (n *Node) queueApply(it applyItem) error {
+	select {
+	case n.applyQ <- it:
+		return nil
+	case <-n.stop:
+		return errors.New("stopped")
+	}
 }
 
 func (n *Node) send(msgs []*pb.Message) error {
@@ -462,6 +548,8 @@ func (n *Node) maybeSnapshot() error {
 	if err != nil {
 		return fmt.Errorf("cannot make a snapshot at entry %d: %w", applied, err)
 	}
+	n.logMu.Lock()
+	defer n.logMu.Unlock()
 	snap, err := n.storage.CreateSnapshot(applied, n.confState, desc)
 	if err != nil {
 		return err
@@ -792,11 +880,7 @@ func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
 
 // Close stops the node and closes its log.
 func (n *Node) Close() error {
-	select {
-	case <-n.stop:
-	default:
-		close(n.stop)
-	}
+	n.stopOnce.Do(func() { close(n.stop) })
 	<-n.done
 	n.fail(errors.New("closed"))
 	return n.log.Close()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -84,8 +85,20 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	checkpoint := fs.Int64("checkpoint-log-triples", service.DefaultCheckpointLogTriples,
 		"with --data and writes: compact in the background when the log a restart would replay holds this many triples (bounds the restart; negative: only by delta size)")
 	verify := fs.Bool("verify", false, "verify the snapshot's checksums at startup (reads all of it; without, startup does not read the data)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the server to this file (until it stops on SIGINT or SIGTERM)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *cpuprofile != "" {
+		fh, err := os.Create(*cpuprofile)
+		if err != nil {
+			return fmt.Errorf("cannot write the CPU profile: %w", err)
+		}
+		defer fh.Close()
+		if err := pprof.StartCPUProfile(fh); err != nil {
+			return fmt.Errorf("cannot write the CPU profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
