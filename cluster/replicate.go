@@ -98,8 +98,11 @@ func (n *Node) openRaft() error {
 	}
 	n.raft = r
 	n.raftp.Store(r)
-	step := func(from rdmakv.NodeID, msg []byte) {
-		if err := r.Step(context.Background(), msg); err != nil && logf != nil {
+	step := func(from rdmakv.NodeID, batch []byte) {
+		err := eachRaftMessage(batch, func(msg []byte) error {
+			return r.Step(context.Background(), msg)
+		})
+		if err != nil && logf != nil {
 			logf("raft message from node %d refused: %v", from, err)
 		}
 	}
@@ -138,14 +141,28 @@ func (n *Node) sendRaft(to uint64, msg []byte) {
 	}
 }
 
-// sendLoop sends the Raft messages for peer i over the fabric, in order.
+// sendLoop sends the Raft messages for peer i over the fabric, in order:
+// every message queued while the previous send waited for the peer's
+// acknowledgement goes in the next one (a fabric send is a round trip;
+// one per message kept a single message in flight per peer).
 func (n *Node) sendLoop(i int) {
 	defer n.raftWG.Done()
+	var batch []byte
 	for {
 		select {
 		case msg := <-n.raftOut[i]:
+			batch = appendRaftMessage(batch[:0], msg)
+		more:
+			for len(batch) < raftBatchBytes {
+				select {
+				case m := <-n.raftOut[i]:
+					batch = appendRaftMessage(batch, m)
+				default:
+					break more
+				}
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			err := n.shards.SendRaft(ctx, rdmakv.NodeID(i), msg)
+			err := n.shards.SendRaft(ctx, rdmakv.NodeID(i), batch)
 			cancel()
 			if r := n.raftp.Load(); err != nil && r != nil {
 				r.ReportUnreachable(uint64(i) + 1)
@@ -154,6 +171,31 @@ func (n *Node) sendLoop(i int) {
 			return
 		}
 	}
+}
+
+// raftBatchBytes bounds the Raft messages sent to a peer at once (a
+// message of Raft's own is at most about MaxSizePerMsg, 1 MiB, more).
+const raftBatchBytes = 4 << 20
+
+// A batch of Raft messages: each a uvarint length and the encoded
+// message.
+func appendRaftMessage(dst, msg []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(msg)))
+	return append(dst, msg...)
+}
+
+func eachRaftMessage(batch []byte, fn func(msg []byte) error) error {
+	for len(batch) > 0 {
+		l, k := binary.Uvarint(batch)
+		if k <= 0 || l > uint64(len(batch)-k) {
+			return errors.New("a torn batch of Raft messages")
+		}
+		if err := fn(batch[k : k+int(l)]); err != nil {
+			return err
+		}
+		batch = batch[k+int(l):]
+	}
+	return nil
 }
 
 // applyEntry applies one committed entry (raftlog's Apply): every node

@@ -88,8 +88,6 @@ type Node struct {
 
 	idPrefix      uint64
 	initialCommit uint64
-	hsTerm        uint64 // term and vote of the last hard state written (Ready loop)
-	hsVote        uint64
 	idSeq         atomic.Uint64
 	confState     *pb.ConfState // the membership (Ready loop)
 	snapIndex     uint64        // the newest snapshot's index (Ready loop)
@@ -109,10 +107,12 @@ type Node struct {
 	// sending the next batch while they are applied (pipelining). logMu
 	// orders the records of the log and the storage's changes between
 	// the Ready loop and a snapshot taken by the apply goroutine.
-	applyQ    chan applyItem
-	applyDone chan struct{}
-	logMu     sync.Mutex
-	stopOnce  sync.Once
+	appendQ    chan *pb.Message
+	applyQ     chan applyItem
+	appendDone chan struct{}
+	applyDone  chan struct{}
+	logMu      sync.Mutex
+	stopOnce   sync.Once
 
 	stop     chan struct{}
 	done     chan struct{}
@@ -169,7 +169,6 @@ func Open(cfg Config) (*Node, error) {
 	n.nextLSN = l.NextLSN()
 	if hs, cs, err := n.storage.InitialState(); err == nil {
 		n.initialCommit = hs.GetCommit()
-		n.hsTerm, n.hsVote = hs.GetTerm(), hs.GetVote()
 		n.confState = proto.Clone(cs).(*pb.ConfState)
 	}
 	var applied uint64
@@ -187,7 +186,7 @@ func Open(cfg Config) (*Node, error) {
 		n.applied.Store(applied)
 	}
 	rc := &raft.Config{ID: cfg.ID, Applied: applied, ElectionTick: 10, HeartbeatTick: 1, Storage: n.storage,
-		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 1 << 30,
+		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 1 << 30, AsyncStorageWrites: true,
 		CheckQuorum: true, PreVote: true, Logger: &logger{logf: cfg.Logf}}
 	if records == 0 {
 		peers := make([]raft.Peer, cfg.Peers)
@@ -317,20 +316,34 @@ func (n *Node) restore(payload []byte) error {
 	return nil
 }
 
-// applyItem is work for the apply goroutine: a snapshot to install, then
-// committed entries.
+// applyItem is work for the apply goroutine: a snapshot to install, or a
+// LocalApplyThread message (committed entries, and the responses to
+// step once they are applied).
 type applyItem struct {
 	snap *pb.Snapshot
-	ents []*pb.Entry
+	msg  *pb.Message
 }
 
-// run is the Ready loop: tick, persist, send, hand the committed entries
-// to the apply goroutine, advance.
+// run is the Ready loop. Raft runs with asynchronous storage writes
+// (etcd's raft.Config.AsyncStorageWrites): the loop never waits for the
+// disk; it hands the log appends to the append goroutine and the
+// committed entries to the apply goroutine (each in order) and sends the
+// rest at once. What must wait for the disk — a follower's
+// acknowledgement, a vote, the leader's own count towards a commit — Raft
+// puts among the responses of an append, which the append goroutine
+// delivers only once its record is synced. So the leader's write, the
+// followers' writes and the applies of earlier entries overlap, and one
+// fdatasync covers every append waiting for it.
 func (n *Node) run() {
-	n.applyQ = make(chan applyItem, 64)
+	n.appendQ = make(chan *pb.Message, 256)
+	n.applyQ = make(chan applyItem, 256)
+	n.appendDone = make(chan struct{})
 	n.applyDone = make(chan struct{})
+	go n.appendLoop()
 	go n.applyLoop()
 	defer func() {
+		close(n.appendQ)
+		<-n.appendDone
 		close(n.applyQ)
 		<-n.applyDone
 		close(n.done)
@@ -342,12 +355,32 @@ func (n *Node) run() {
 		case <-t.C:
 			n.node.Tick()
 		case rd := <-n.node.Ready():
-			if err := n.handle(rd); err != nil {
-				n.fail(err)
-				n.node.Stop()
-				return
+			if rd.SoftState != nil {
+				n.leader.Store(rd.SoftState.Lead)
 			}
-			n.node.Advance()
+			if !raft.IsEmptyHardState(rd.HardState) {
+				n.term.Store(rd.HardState.GetTerm())
+			}
+			for _, m := range rd.Messages {
+				var err error
+				switch m.GetTo() {
+				case raft.LocalAppendThread:
+					select {
+					case n.appendQ <- m:
+					case <-n.stop:
+						err = errors.New("stopped")
+					}
+				case raft.LocalApplyThread:
+					err = n.queueApply(applyItem{msg: m})
+				default:
+					err = n.send([]*pb.Message{m})
+				}
+				if err != nil {
+					n.fail(err)
+					n.node.Stop()
+					return
+				}
+			}
 		case <-n.stop:
 			n.node.Stop()
 			return
@@ -355,8 +388,112 @@ func (n *Node) run() {
 	}
 }
 
-// applyLoop applies what the Ready loop hands it, in order, and takes
-// the snapshots; an error stops the node.
+// appendLoop writes the appends Raft hands it, in order: every append
+// queued is written, one sync covers them, the storage follows, and then
+// their responses are delivered (to this node's Raft or to peers).
+func (n *Node) appendLoop() {
+	defer close(n.appendDone)
+	failed := false
+	for m := range n.appendQ {
+		if failed {
+			continue
+		}
+		batch := []*pb.Message{m}
+	more:
+		for len(batch) < 256 {
+			select {
+			case m2, ok := <-n.appendQ:
+				if !ok {
+					break more
+				}
+				batch = append(batch, m2)
+			default:
+				break more
+			}
+		}
+		if err := n.persist(batch); err != nil {
+			failed = true
+			n.fail(err)
+			n.stopOnce.Do(func() { close(n.stop) })
+			continue
+		}
+		for _, m := range batch {
+			for _, r := range m.GetResponses() {
+				if r.GetTo() == n.cfg.ID {
+					if err := n.node.Step(context.Background(), r); err != nil && !errors.Is(err, raft.ErrStopped) && n.cfg.Logf != nil {
+						n.cfg.Logf("raft node %d: %v", n.cfg.ID, err)
+					}
+				} else if err := n.send([]*pb.Message{r}); err != nil {
+					failed = true
+					n.fail(err)
+					n.stopOnce.Do(func() { close(n.stop) })
+				}
+			}
+		}
+	}
+}
+
+// persist writes the records of a batch of appends, waits for their sync
+// and updates the memory storage (an install of a snapshot is queued for
+// the apply goroutine, in its place).
+func (n *Node) persist(batch []*pb.Message) error {
+	n.logMu.Lock()
+	defer n.logMu.Unlock()
+	var last *wal.Commit
+	for _, m := range batch {
+		hs := hardStateOf(m)
+		snap := m.GetSnapshot()
+		if raft.IsEmptyHardState(hs) && len(m.GetEntries()) == 0 && raft.IsEmptySnap(snap) {
+			continue
+		}
+		payload, err := encodeState(hs, m.GetEntries(), snap)
+		if err != nil {
+			return err
+		}
+		lsn := n.nextLSN
+		n.nextLSN++
+		last = n.log.Append(lsn, payload)
+	}
+	if last != nil {
+		if err := last.Wait(); err != nil {
+			return fmt.Errorf("cannot write the raft log: %w", err)
+		}
+	}
+	for _, m := range batch {
+		if snap := m.GetSnapshot(); !raft.IsEmptySnap(snap) {
+			if err := n.storage.ApplySnapshot(snap); err != nil {
+				return err
+			}
+			if err := n.queueApply(applyItem{snap: snap}); err != nil {
+				return err
+			}
+		}
+		if hs := hardStateOf(m); !raft.IsEmptyHardState(hs) {
+			if err := n.storage.SetHardState(hs); err != nil {
+				return err
+			}
+		}
+		if ents := m.GetEntries(); len(ents) > 0 {
+			if err := n.storage.Append(ents); err != nil {
+				return err
+			}
+			n.noteAppended(ents)
+		}
+	}
+	return nil
+}
+
+// hardStateOf returns the hard state an append message carries (empty:
+// none; raft sets all three fields or none).
+func hardStateOf(m *pb.Message) *pb.HardState {
+	if m.Term == nil && m.Vote == nil && m.Commit == nil {
+		return &pb.HardState{}
+	}
+	return &pb.HardState{Term: new(m.GetTerm()), Vote: new(m.GetVote()), Commit: new(m.GetCommit())}
+}
+
+// applyLoop applies what it is handed, in order, steps the responses of
+// each applied batch, and takes the snapshots; an error stops the node.
 func (n *Node) applyLoop() {
 	defer close(n.applyDone)
 	failed := false
@@ -364,12 +501,18 @@ func (n *Node) applyLoop() {
 		if failed {
 			continue // drain: the node is stopping
 		}
-		err := error(nil)
+		var err error
 		if it.snap != nil {
 			err = n.install(it.snap)
-		}
-		if err == nil {
-			err = n.apply(it.ents)
+		} else {
+			err = n.apply(it.msg.GetEntries())
+			if err == nil {
+				for _, r := range it.msg.GetResponses() {
+					if serr := n.node.Step(context.Background(), r); serr != nil && !errors.Is(serr, raft.ErrStopped) && n.cfg.Logf != nil {
+						n.cfg.Logf("raft node %d: %v", n.cfg.ID, serr)
+					}
+				}
+			}
 		}
 		if err == nil && len(n.applyQ) == 0 {
 			err = n.maybeSnapshot()
@@ -380,95 +523,6 @@ func (n *Node) applyLoop() {
 			n.stopOnce.Do(func() { close(n.stop) })
 		}
 	}
-}
-
-func (n *Node) handle(rd raft.Ready) error {
-	if rd.SoftState != nil {
-		n.leader.Store(rd.SoftState.Lead)
-	}
-	if !raft.IsEmptyHardState(rd.HardState) {
-		n.term.Store(rd.HardState.GetTerm())
-	}
-	// A leader whose term and vote did not change sends while its own
-	// entries are written (as etcd's server does: the leader counts for a
-	// commit only once they are stable, after Advance); everyone else
-	// persists before anything leaves. Nothing is applied before.
-	early := n.leader.Load() == n.cfg.ID && raft.IsEmptySnap(rd.Snapshot) &&
-		(raft.IsEmptyHardState(rd.HardState) || rd.HardState.GetTerm() == n.hsTerm && rd.HardState.GetVote() == n.hsVote)
-	if early {
-		if err := n.send(rd.Messages); err != nil {
-			return err
-		}
-	} else {
-		// A forwarded proposal promises nothing about this node's disk:
-		// it leaves before the write (a proposal on a follower does not
-		// wait for the follower's fsync of other entries).
-		rest := rd.Messages[:0:0]
-		for _, m := range rd.Messages {
-			if m.GetType() == pb.MsgProp {
-				if err := n.send([]*pb.Message{m}); err != nil {
-					return err
-				}
-			} else {
-				rest = append(rest, m)
-			}
-		}
-		rd.Messages = rest
-	}
-	// Committed entries are committed by a majority: they are applied
-	// while this node writes its new entries (the state is rebuilt from
-	// the log at each start, so nothing applied can be lost here). A
-	// snapshot goes first, after its write.
-	queued := false
-	if raft.IsEmptySnap(rd.Snapshot) && len(rd.CommittedEntries) > 0 {
-		if err := n.queueApply(applyItem{ents: rd.CommittedEntries}); err != nil {
-			return err
-		}
-		queued = true
-	}
-	n.logMu.Lock()
-	defer n.logMu.Unlock()
-	if !raft.IsEmptyHardState(rd.HardState) || len(rd.Entries) > 0 || !raft.IsEmptySnap(rd.Snapshot) {
-		payload, err := encodeState(rd.HardState, rd.Entries, rd.Snapshot)
-		if err != nil {
-			return err
-		}
-		lsn := n.nextLSN
-		n.nextLSN++
-		if err := n.log.Append(lsn, payload).Wait(); err != nil {
-			return fmt.Errorf("cannot write the raft log: %w", err)
-		}
-		if !raft.IsEmptyHardState(rd.HardState) {
-			n.hsTerm, n.hsVote = rd.HardState.GetTerm(), rd.HardState.GetVote()
-		}
-	}
-	var install *pb.Snapshot
-	if !raft.IsEmptySnap(rd.Snapshot) {
-		if err := n.storage.ApplySnapshot(rd.Snapshot); err != nil {
-			return err
-		}
-		install = rd.Snapshot
-	}
-	if !raft.IsEmptyHardState(rd.HardState) {
-		if err := n.storage.SetHardState(rd.HardState); err != nil {
-			return err
-		}
-	}
-	if len(rd.Entries) > 0 {
-		if err := n.storage.Append(rd.Entries); err != nil {
-			return err
-		}
-		n.noteAppended(rd.Entries)
-	}
-	if !early {
-		if err := n.send(rd.Messages); err != nil {
-			return err
-		}
-	}
-	if !queued && (install != nil || len(rd.CommittedEntries) > 0) {
-		return n.queueApply(applyItem{snap: install, ents: rd.CommittedEntries})
-	}
-	return nil
 }
 
 func (n *Node) queueApply(it applyItem) error {
