@@ -131,93 +131,64 @@ func (b *binder) bindNode(n Node) Node {
 		}
 		return &c
 	case *Project:
-		if in := b.node(x.Input); in != x.Input {
-			c := *x
-			c.Input = in
-			return &c
-		}
+		return rebind(b, x, func(n *Project) [2]*Node { return [2]*Node{&n.Input} })
 	case *Distinct:
-		if in := b.node(x.Input); in != x.Input {
-			return &Distinct{Input: in}
-		}
+		return rebind(b, x, func(n *Distinct) [2]*Node { return [2]*Node{&n.Input} })
 	case *OrderBy:
-		if in := b.node(x.Input); in != x.Input {
-			c := *x
-			c.Input = in
-			return &c
-		}
+		return rebind(b, x, func(n *OrderBy) [2]*Node { return [2]*Node{&n.Input} })
 	case *Slice:
-		if in := b.node(x.Input); in != x.Input {
-			c := *x
-			c.Input = in
-			return &c
-		}
-	case *Join:
-		l, r := b.node(x.Left), b.node(x.Right)
-		if l != x.Left || r != x.Right {
-			c := *x
-			c.Left, c.Right = l, r
-			return &c
-		}
-	case *LeftJoin:
-		l, r := b.node(x.Left), b.node(x.Right)
-		if l != x.Left || r != x.Right {
-			c := *x
-			c.Left, c.Right = l, r
-			return &c
-		}
-	case *Union:
-		l, r := b.node(x.Left), b.node(x.Right)
-		if l != x.Left || r != x.Right {
-			return &Union{Left: l, Right: r}
-		}
-	case *Minus:
-		l, r := b.node(x.Left), b.node(x.Right)
-		if l != x.Left || r != x.Right {
-			c := *x
-			c.Left, c.Right = l, r
-			return &c
-		}
+		return rebind(b, x, func(n *Slice) [2]*Node { return [2]*Node{&n.Input} })
 	case *Filter:
-		if in := b.node(x.Input); in != x.Input {
-			c := *x
-			c.Input = in
-			return &c
-		}
+		return rebind(b, x, func(n *Filter) [2]*Node { return [2]*Node{&n.Input} })
 	case *Extend:
-		if in := b.node(x.Input); in != x.Input {
-			c := *x
-			c.Input = in
-			return &c
-		}
+		return rebind(b, x, func(n *Extend) [2]*Node { return [2]*Node{&n.Input} })
 	case *Group:
-		if in := b.node(x.Input); in != x.Input {
-			c := *x
-			c.Input = in
-			return &c
-		}
-	case *Let:
-		v, body := b.node(x.Value), b.node(x.Body)
-		if v != x.Value || body != x.Body {
-			c := *x
-			c.Value, c.Body = v, body
-			return &c
-		}
+		return rebind(b, x, func(n *Group) [2]*Node { return [2]*Node{&n.Input} })
 	case *PathScan:
-		if s := b.node(x.Seed); s != x.Seed {
-			c := *x
-			c.Seed = s
-			return &c
-		}
+		return rebind(b, x, func(n *PathScan) [2]*Node { return [2]*Node{&n.Seed} })
+	case *Join:
+		return rebind(b, x, func(n *Join) [2]*Node { return [2]*Node{&n.Left, &n.Right} })
+	case *LeftJoin:
+		return rebind(b, x, func(n *LeftJoin) [2]*Node { return [2]*Node{&n.Left, &n.Right} })
+	case *Union:
+		return rebind(b, x, func(n *Union) [2]*Node { return [2]*Node{&n.Left, &n.Right} })
+	case *Minus:
+		return rebind(b, x, func(n *Minus) [2]*Node { return [2]*Node{&n.Left, &n.Right} })
+	case *Let:
+		return rebind(b, x, func(n *Let) [2]*Node { return [2]*Node{&n.Value, &n.Body} })
 	case *GraphScan:
-		in, s := b.node(x.Input), b.node(x.Seed)
-		if in != x.Input || s != x.Seed {
-			c := *x
-			c.Input, c.Seed = in, s
-			return &c
-		}
+		return rebind(b, x, func(n *GraphScan) [2]*Node { return [2]*Node{&n.Input, &n.Seed} })
 	}
 	// *Values, *SeedRef: no IDs. A node type not listed keeps its
 	// parameters, which the caller's check finds (exec).
 	return n
+}
+
+// rebind returns x, or when binding changes one of its child nodes (the
+// one or two fields children points at; nil entries are not used) a copy
+// of x with the bound children: the plan's nodes are shared, only those on
+// the way to a changed exploration are copied.
+func rebind[T any, P interface {
+	*T
+	Node
+}](b *binder, x P, children func(P) [2]*Node) Node {
+	var bound [2]Node
+	changed := false
+	for i, f := range children(x) {
+		if f != nil {
+			bound[i] = b.node(*f)
+			changed = changed || bound[i] != *f
+		}
+	}
+	if !changed {
+		return x
+	}
+	c := P(new(T))
+	*c = *x
+	for i, f := range children(c) {
+		if f != nil {
+			*f = bound[i]
+		}
+	}
+	return c
 }
