@@ -1,9 +1,10 @@
 package sparql
 
 import (
-	"container/list"
 	"context"
 	"sync"
+
+	"github.com/wukongd/wukongd/internal/lru"
 )
 
 // MaxCachedText is the longest text a Cache keeps: a longer query or
@@ -23,12 +24,8 @@ const DefaultCacheBytes = 64 << 20
 // that parse the same text: treat them, and everything reachable from
 // them, as immutable.
 type Cache struct {
-	mu       sync.Mutex
-	max      int
-	maxBytes int
-	bytes    int
-	order    *list.List // front: most recently used; values are *cacheEntry
-	byKey    map[cacheKey]*list.Element
+	mu      sync.Mutex
+	entries *lru.LRU[cacheKey, *cacheEntry]
 }
 
 type cacheKey struct {
@@ -61,7 +58,7 @@ func NewCacheBytes(capacity, maxBytes int) *Cache {
 	if maxBytes < 1 {
 		maxBytes = DefaultCacheBytes
 	}
-	return &Cache{max: capacity, maxBytes: maxBytes, order: list.New(), byKey: make(map[cacheKey]*list.Element)}
+	return &Cache{entries: lru.New[cacheKey, *cacheEntry](capacity, maxBytes)}
 }
 
 // ParseQuery is ParseQuery through the cache.
@@ -102,14 +99,14 @@ func (c *Cache) ParseUpdateContext(ctx context.Context, text string) (*Update, e
 func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len()
+	return c.entries.Len()
 }
 
 // Bytes returns what the cached results are charged in all.
 func (c *Cache) Bytes() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.bytes
+	return c.entries.Bytes()
 }
 
 func (c *Cache) get(k cacheKey, parse func(*cacheEntry)) *cacheEntry {
@@ -119,9 +116,7 @@ func (c *Cache) get(k cacheKey, parse func(*cacheEntry)) *cacheEntry {
 		return e
 	}
 	c.mu.Lock()
-	if el, ok := c.byKey[k]; ok {
-		c.order.MoveToFront(el)
-		e := el.Value.(*cacheEntry)
+	if e, ok := c.entries.Get(k); ok {
 		c.mu.Unlock()
 		return e
 	}
@@ -135,19 +130,10 @@ func (c *Cache) get(k cacheKey, parse func(*cacheEntry)) *cacheEntry {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.byKey[k]; ok {
-		c.order.MoveToFront(el)
-		return el.Value.(*cacheEntry)
+	if old, ok := c.entries.Get(k); ok {
+		return old
 	}
-	c.byKey[k] = c.order.PushFront(e)
-	c.bytes += entryCost(k.text)
-	for c.order.Len() > c.max || c.bytes > c.maxBytes {
-		last := c.order.Back()
-		c.order.Remove(last)
-		lk := last.Value.(*cacheEntry).key
-		delete(c.byKey, lk)
-		c.bytes -= entryCost(lk.text)
-	}
+	c.entries.Add(k, e, entryCost(k.text))
 	return e
 }
 

@@ -1,11 +1,11 @@
 package sparql
 
 import (
-	"container/list"
 	"context"
 	"strings"
 	"sync"
 
+	"github.com/wukongd/wukongd/internal/lru"
 	"github.com/wukongd/wukongd/rdf"
 )
 
@@ -42,12 +42,8 @@ type Shapes struct {
 	// not two more parses).
 	LearnAfter int
 
-	mu       sync.Mutex
-	max      int
-	maxBytes int
-	bytes    int
-	order    *list.List // front: most recently used; values are *shapeEntry
-	byKey    map[string]*list.Element
+	mu      sync.Mutex
+	entries *lru.LRU[string, *shapeEntry]
 }
 
 // shapeEntry is a shape ('s' keys: what its slots are) or a template ('t'
@@ -74,21 +70,21 @@ func NewShapes(capacity, maxBytes int) *Shapes {
 	if maxBytes < 1 {
 		maxBytes = DefaultCacheBytes
 	}
-	return &Shapes{LearnAfter: 2, max: capacity, maxBytes: maxBytes, order: list.New(), byKey: map[string]*list.Element{}}
+	return &Shapes{LearnAfter: 2, entries: lru.New[string, *shapeEntry](capacity, maxBytes)}
 }
 
 // Len returns the number of shapes and templates held.
 func (c *Shapes) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len()
+	return c.entries.Len()
 }
 
 // Bytes returns what the entries are charged in all.
 func (c *Shapes) Bytes() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.bytes
+	return c.entries.Bytes()
 }
 
 // Lookup returns the template of text's shape (with base as the base IRI)
@@ -333,25 +329,9 @@ func templateKey(skey string, l *lexedShape, param []bool) string {
 }
 
 func (c *Shapes) getLocked(key string) *shapeEntry {
-	el, ok := c.byKey[key]
-	if !ok {
-		return nil
-	}
-	c.order.MoveToFront(el)
-	return el.Value.(*shapeEntry)
+	e, _ := c.entries.Get(key)
+	return e
 }
 
-func (c *Shapes) putLocked(e *shapeEntry) {
-	c.byKey[e.key] = c.order.PushFront(e)
-	c.bytes += e.cost
-	for c.order.Len() > c.max || c.bytes > c.maxBytes {
-		last := c.order.Back()
-		if last.Value.(*shapeEntry) == e {
-			break // the newest entry alone is over the budget: keep it
-		}
-		c.order.Remove(last)
-		le := last.Value.(*shapeEntry)
-		delete(c.byKey, le.key)
-		c.bytes -= le.cost
-	}
-}
+// putLocked adds e (the newest entry alone over the budget is kept).
+func (c *Shapes) putLocked(e *shapeEntry) { c.entries.Add(e.key, e, e.cost) }

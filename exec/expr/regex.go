@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/wukongd/wukongd/internal/lru"
 	"github.com/wukongd/wukongd/sparql"
 )
 
@@ -109,13 +110,12 @@ func translateRegex(pattern, flags string) (string, error) {
 }
 
 // regexCache holds compiled regexps for patterns that are not constants of
-// the query, bounded in entries and in bytes (each entry is charged
-// regexCost); it is cleared when full. A pattern longer than
+// the query, least recently used out first, bounded in entries and in
+// bytes (each entry is charged regexCost). A pattern longer than
 // maxCachedPattern is compiled for each use and never kept.
 var regexCache struct {
 	sync.Mutex
-	m     map[string]*regex
-	bytes int
+	lru *lru.LRU[string, *regex]
 }
 
 const (
@@ -135,7 +135,10 @@ func getRegex(pattern, flags string) (*regex, error) {
 	}
 	key := flags + "\x00" + pattern
 	regexCache.Lock()
-	r, ok := regexCache.m[key]
+	if regexCache.lru == nil {
+		regexCache.lru = lru.New[string, *regex](regexCacheSize, regexCacheBytes)
+	}
+	r, ok := regexCache.lru.Get(key)
 	regexCache.Unlock()
 	if ok {
 		return r, nil
@@ -144,14 +147,8 @@ func getRegex(pattern, flags string) (*regex, error) {
 	if err != nil {
 		return nil, err // errors are not kept
 	}
-	cost := regexCost(key)
 	regexCache.Lock()
-	if regexCache.m == nil || len(regexCache.m) >= regexCacheSize || regexCache.bytes+cost > regexCacheBytes {
-		regexCache.m = make(map[string]*regex)
-		regexCache.bytes = 0
-	}
-	regexCache.m[key] = r
-	regexCache.bytes += cost
+	regexCache.lru.Add(key, r, regexCost(key))
 	regexCache.Unlock()
 	return r, nil
 }
