@@ -40,7 +40,7 @@ func Start(t testing.TB) context.Context {
 		cancelTab()
 		t.Fatalf("cannot open a tab: %v", err)
 	}
-	ctx, cancelTimeout := context.WithTimeout(tctx, 90*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(tctx, 5*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancelTab() })
 	return ctx
 }
@@ -113,9 +113,9 @@ func Text(t testing.TB, ctx context.Context, sel string) string {
 	return Eval[string](t, ctx, `(() => { const e = document.querySelector(`+JS(sel)+`); return e ? e.textContent : "<no "+`+JS(sel)+`+">"; })()`)
 }
 
-// WaitFor polls a JavaScript condition until it holds (20s at most).
+// WaitFor polls a JavaScript condition until it holds (60 s at most: a loaded 2-core CI machine starves the renderer).
 func WaitFor(expr string) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(20*time.Millisecond))
+	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(20*time.Millisecond))
 }
 
 // JS quotes s as a JavaScript string literal.
