@@ -348,11 +348,11 @@ func (s *Service) Recover(ctx context.Context) error {
 }
 
 // changeWeight is what a record of changes costs a replay, roughly: its
-// triples and one per change.
+// triples, and one for a change without any (a CLEAR, a DROP).
 func changeWeight(changes []graphstore.GraphChange) int64 {
 	var w int64
 	for _, c := range changes {
-		w += int64(len(c.Insert)+len(c.Delete)) + 1
+		w += max(1, int64(len(c.Insert)+len(c.Delete)))
 	}
 	return w
 }

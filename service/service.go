@@ -59,7 +59,7 @@ type Options struct {
 	CompactDeltaBytes int64
 	// CheckpointLogTriples bounds the log a restart replays: when the
 	// records after the data directory's snapshot hold this many triples
-	// (inserted, deleted, plus one per change), a background compaction
+	// (inserted and deleted; one for a change of none), a background compaction
 	// writes a new snapshot and retires them (0:
 	// DefaultCheckpointLogTriples; < 0: the log alone never starts one).
 	CheckpointLogTriples int64
