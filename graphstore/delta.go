@@ -162,7 +162,7 @@ func (v *ShardView) mergeBatchDelta(ctx context.Context, keys []Key, shard int, 
 	var rends []int
 	if len(lookups) > 0 {
 		var err error
-		rvals, rends, err = rdmakv.LookupDeltaBatch(ctx, s.fab(), v.node, lookups, s.stamp, nil, nil)
+		rvals, rends, err = rdmakv.LookupDeltaBatch(ctx, s.fabric, v.node, lookups, s.stamp, nil, nil)
 		if err != nil {
 			return dst, ends, fmt.Errorf("cannot read the deltas of %d keys through the fabric: %w", len(lookups), err)
 		}
@@ -198,9 +198,7 @@ func (s *Store) writer() *storeWriter {
 		for i := range w.net {
 			w.net[i] = map[Key]int64{}
 		}
-		s.sh.mu.Lock()
 		s.sh.w = w
-		s.sh.mu.Unlock()
 	}
 	return s.sh.w
 }
@@ -231,16 +229,10 @@ func (s *Store) deltaTable(i int) (*rdmakv.DeltaTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The versions that read it come after this one: s's fabric (made
-	// already or not) and those of the versions made from now on. A
-	// lazy fabric made meanwhile registers it itself (fab).
-	s.sh.mu.Lock()
-	defer s.sh.mu.Unlock()
-	if !s.lazyFabric || s.fabric != nil {
-		if err := s.fabric.Register(s.NodeOf(i), s.deltaRegion(i), d.Region()); err != nil {
-			d.Close()
-			return nil, fmt.Errorf("cannot register the delta of shard %d: %w", i, err)
-		}
+	// On the fabric every version of the store reads through.
+	if err := s.fabric.Register(s.NodeOf(i), s.deltaRegion(i), d.Region()); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("cannot register the delta of shard %d: %w", i, err)
 	}
 	w.deltas[i] = d
 	return d, nil

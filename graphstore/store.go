@@ -19,37 +19,26 @@ import (
 // A store is one version of a graph: the base (the tables, immutable) and
 // the delta (delta.go) as of one stamp. Versions made by writes share the
 // base, the delta regions and the fabric (storeShared) and differ in
-// their stamp, statistics and dictionary.
+// their stamp, statistics and dictionary. The engines of several versions
+// share the fabric through ports of their own (exec/mux.go).
 type Store struct {
 	dict  *Dict
 	stats *Stats
 	n     int
 	nodes int // of the fabric
 	// place names the fabric node of each shard (nil: shard mod nodes).
-	place func(shard int) rdmakv.NodeID
-	// fabric is read through fab: a version with its own loopback
-	// fabric makes it on first use (lazyFabric), so versions that no
-	// reader or engine ever touches (the intermediate ones of a group
-	// commit) cost no fabric.
-	fabric     rdmakv.Fabric
-	fabricOnce sync.Once
-	lazyFabric bool
-	closed     bool             // guarded by sh.mu: a lazy fabric made after Close is closed at once
-	regions    []*rdmakv.Region // nil: not local
-	tables     []*rdmakv.Table
-	views      []*ShardView
-	sh         *storeShared
+	place   func(shard int) rdmakv.NodeID
+	fabric  rdmakv.Fabric
+	regions []*rdmakv.Region // nil: not local
+	tables  []*rdmakv.Table
+	views   []*ShardView
+	sh      *storeShared
 	// stamp: the delta records this version reads (those ≤ stamp);
 	// deltaOn[i]: shard i's delta has records this version reads.
 	stamp   uint64
 	deltaOn []bool
-	// ownFabric: this store made its fabric and closes it. Each version
-	// of a store with its own loopback fabric gets one of its own (the
-	// same regions registered), because an engine per version receives
-	// its fork-join messages from the fabric's rings.
-	ownFabric bool
-	// rc caches the tables of other shards read through this store's
-	// fabric.
+	// rc caches the tables of other shards read through the fabric
+	// (shared by the versions).
 	rc        *remoteCache
 	closeOnce sync.Once
 }
@@ -67,16 +56,14 @@ func newRemoteCache(n int) *remoteCache {
 
 // storeShared is what the versions of one graph store share.
 type storeShared struct {
-	// ownFabric: the store made its own loopback fabric, and so does
-	// each version of it.
+	// ownFabric: the store made its own loopback fabric, which the last
+	// version to close closes.
 	ownFabric bool
 	refs      atomic.Int64
 	// w is the write state (delta.go): the delta tables and what the
 	// writer keeps about them. Only the writer of the dataset's lineage
-	// uses it, except that a version making its lazy fabric reads which
-	// delta regions exist: mu guards w and w.deltas for that.
-	mu sync.Mutex
-	w  *storeWriter
+	// uses it.
+	w *storeWriter
 	// pcEnd, vEnd bound the IDs the base tables can hold: low IDs up to
 	// pcEnd, vertex IDs below vEnd (what the dictionary the base was
 	// built with had). A key naming a later ID has an empty base list,
@@ -109,7 +96,7 @@ func newStore(dict *Dict, stats *Stats, regions []*rdmakv.Region, fabric rdmakv.
 	}
 	if s.fabric == nil {
 		s.fabric = rdmakv.NewLoopback(len(regions), rdmakv.LoopbackOptions{})
-		s.sh.ownFabric, s.ownFabric = true, true
+		s.sh.ownFabric = true
 	}
 	s.nodes = s.fabric.Nodes()
 	for i, r := range regions {
@@ -159,57 +146,13 @@ func (s *Store) Dict() *Dict { return s.dict }
 // Stats returns the planner statistics. They must not be modified.
 func (s *Store) Stats() *Stats { return s.stats }
 
-// Fabric returns the fabric the store reads remote shards through.
-func (s *Store) Fabric() rdmakv.Fabric { return s.fab() }
+// Fabric returns the fabric the store reads remote shards through (every
+// version of the store has the same).
+func (s *Store) Fabric() rdmakv.Fabric { return s.fabric }
 
-// Counters returns the fabric's counters (zero for a version whose
-// fabric was never used).
-func (s *Store) Counters() rdmakv.Counters {
-	if s.lazyFabric {
-		s.sh.mu.Lock()
-		f := s.fabric
-		s.sh.mu.Unlock()
-		if f == nil {
-			return rdmakv.Counters{}
-		}
-		return f.Counters()
-	}
-	return s.fabric.Counters()
-}
-
-// fab returns the store's fabric, making a version's own loopback fabric
-// on first use: the base regions and every delta region so far
-// registered (a delta made later has records only for later stamps,
-// which this version does not read; the writer registers it on the
-// fabrics that exist by then: registerDelta).
-func (s *Store) fab() rdmakv.Fabric {
-	if !s.lazyFabric {
-		return s.fabric
-	}
-	s.fabricOnce.Do(func() {
-		s.sh.mu.Lock()
-		defer s.sh.mu.Unlock()
-		lb := rdmakv.NewLoopback(s.nodes, rdmakv.LoopbackOptions{})
-		for i, r := range s.regions {
-			if r == nil {
-				continue
-			}
-			if err := lb.Register(s.NodeOf(i), rdmakv.RegionID(i), r); err != nil {
-				panic(fmt.Sprintf("BUG: cannot register shard %d on a new loopback fabric: %v", i, err))
-			}
-			if w := s.sh.w; w != nil && w.deltas[i] != nil {
-				if err := lb.Register(s.NodeOf(i), s.deltaRegion(i), w.deltas[i].Region()); err != nil {
-					panic(fmt.Sprintf("BUG: cannot register delta %d on a new loopback fabric: %v", i, err))
-				}
-			}
-		}
-		if s.closed {
-			lb.Close() // a store used after Close: reads fail as on a closed fabric
-		}
-		s.fabric = lb
-	})
-	return s.fabric
-}
+// Counters returns the fabric's counters (those of every version of the
+// store, and of other stores sharing the fabric).
+func (s *Store) Counters() rdmakv.Counters { return s.fabric.Counters() }
 
 // LocalShards returns the shards whose tables this process holds.
 func (s *Store) LocalShards() []int {
@@ -244,18 +187,11 @@ func (s *Store) ShardBytes(i int) int {
 func (s *Store) Close() error {
 	var errs []error
 	s.closeOnce.Do(func() {
-		if s.lazyFabric {
-			s.sh.mu.Lock()
-			s.closed = true
-			if s.fabric != nil {
-				errs = append(errs, s.fabric.Close())
-			}
-			s.sh.mu.Unlock()
-		} else if s.ownFabric {
-			errs = append(errs, s.fabric.Close())
-		}
 		if s.sh.refs.Add(-1) != 0 {
 			return // another version of the store still holds the base
+		}
+		if s.sh.ownFabric {
+			errs = append(errs, s.fabric.Close())
 		}
 		for _, r := range s.regions {
 			if r != nil {
@@ -276,13 +212,8 @@ func (s *Store) Close() error {
 // read at stamp, with its own statistics and dictionary. Close each
 // version; the last one closes the shared parts.
 func (s *Store) version(stamp uint64, stats *Stats, dict *Dict) (*Store, error) {
-	v := &Store{dict: dict, stats: stats, n: s.n, nodes: s.nodes, place: s.place, regions: s.regions, tables: s.tables,
-		views: make([]*ShardView, s.n), sh: s.sh, stamp: stamp, deltaOn: make([]bool, s.n), rc: newRemoteCache(s.n)}
-	if s.sh.ownFabric {
-		v.ownFabric, v.lazyFabric = true, true // made on first use (fab)
-	} else {
-		v.fabric = s.fabric // shared: not lazy
-	}
+	v := &Store{dict: dict, stats: stats, n: s.n, nodes: s.nodes, place: s.place, fabric: s.fabric, regions: s.regions, tables: s.tables,
+		views: make([]*ShardView, s.n), sh: s.sh, stamp: stamp, deltaOn: make([]bool, s.n), rc: s.rc}
 	s.sh.refs.Add(1)
 	for i, t := range s.tables {
 		if t != nil {
@@ -317,7 +248,7 @@ func (s *Store) RemoteTable(ctx context.Context, from rdmakv.NodeID, j int) (*rd
 	if rt != nil {
 		return rt, nil
 	}
-	rt, err := rdmakv.OpenRemoteTable(ctx, s.fab(), from, s.NodeOf(j), rdmakv.RegionID(j))
+	rt, err := rdmakv.OpenRemoteTable(ctx, s.fabric, from, s.NodeOf(j), rdmakv.RegionID(j))
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +274,7 @@ func (s *Store) remoteDelta(ctx context.Context, from rdmakv.NodeID, j int) (*rd
 	if rd != nil {
 		return rd, nil
 	}
-	rd, err := rdmakv.OpenRemoteDelta(ctx, s.fab(), from, s.NodeOf(j), s.deltaRegion(j))
+	rd, err := rdmakv.OpenRemoteDelta(ctx, s.fabric, from, s.NodeOf(j), s.deltaRegion(j))
 	if err != nil {
 		return nil, err
 	}
@@ -455,7 +386,7 @@ func (v *ShardView) AppendEdges(ctx context.Context, dst []ID, vtx, p ID, d Dir)
 		if err != nil {
 			return dst, fmt.Errorf("shard %d: %w", o, err)
 		}
-		tg, _, err := rdmakv.LookupDeltaBatch(ctx, v.s.fab(), v.node, []rdmakv.DeltaLookup{{Delta: rd, Key: uint64(k)}}, v.s.stamp, nil, nil)
+		tg, _, err := rdmakv.LookupDeltaBatch(ctx, v.s.fabric, v.node, []rdmakv.DeltaLookup{{Delta: rd, Key: uint64(k)}}, v.s.stamp, nil, nil)
 		if err != nil {
 			return dst, fmt.Errorf("cannot read the delta of %v from shard %d: %w", k, o, err)
 		}
@@ -544,7 +475,7 @@ func (v *ShardView) appendBatch(ctx context.Context, keys []Key, shard int, dst 
 	rvals, rends := bs.rvals[:0], bs.rends[:0]
 	if len(lookups) > 0 {
 		var err error
-		rvals, rends, err = rdmakv.LookupBatch(ctx, v.s.fab(), v.node, lookups, rvals, rends)
+		rvals, rends, err = rdmakv.LookupBatch(ctx, v.s.fabric, v.node, lookups, rvals, rends)
 		bs.rvals, bs.rends = rvals, rends
 		if err != nil {
 			return dst, ends, fmt.Errorf("cannot read %d keys through the fabric: %w", len(lookups), err)

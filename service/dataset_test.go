@@ -42,12 +42,12 @@ func checkOnlyCurrentLive(t *testing.T, svc *Service) {
 		t.Errorf("%d live generations, want 1", len(svc.live))
 	}
 	cur := storesOf(svc.cur.Load().ds)
-	if len(svc.stores) != len(cur) {
-		t.Errorf("%d stores counted live, the current dataset has %d", len(svc.stores), len(cur))
+	if len(svc.fabrics) != len(cur) {
+		t.Errorf("%d fabrics counted live, the current dataset has %d stores", len(svc.fabrics), len(cur))
 	}
 	for _, st := range cur {
-		if svc.stores[st] != 1 {
-			t.Errorf("a store of the current dataset is held by %d generations, want 1", svc.stores[st])
+		if n := svc.fabrics[st.Fabric()]; n != 1 {
+			t.Errorf("the fabric of a store of the current dataset is held by %d stores of live generations, want 1", n)
 		}
 	}
 }

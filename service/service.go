@@ -16,6 +16,7 @@ import (
 	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/rdmakv"
 	"github.com/wukongd/wukongd/sparql"
 	"github.com/wukongd/wukongd/wal"
 	"github.com/wukongd/wukongd/web"
@@ -143,11 +144,12 @@ type Service struct {
 	// complete keeps the console's term index (complete.go).
 	complete completer
 
-	// Fabric counters only grow: the live stores (shared by generations)
-	// are summed with the final counters of the closed ones.
+	// Fabric counters only grow: the fabrics of live stores (shared by
+	// generations, and by a store's versions) are summed with the final
+	// counters of the released ones.
 	statsMu sync.Mutex
 	live    map[*generation]struct{}
-	stores  map[*graphstore.Store]int // generations holding each store
+	fabrics map[rdmakv.Fabric]int // stores of live generations on each fabric (a store's versions share theirs)
 	retired web.FabricStats
 }
 
@@ -218,7 +220,7 @@ func NewDataset(ds *graphstore.Dataset, opts Options) (*Service, error) {
 	}
 	s := &Service{opts: opts, cache: sparql.NewCache(opts.ParseCache), shapes: sparql.NewShapes(opts.ParseCache, 0),
 		blankBase: "w" + hex.EncodeToString(rnd[:]),
-		live:      map[*generation]struct{}{}, stores: map[*graphstore.Store]int{}}
+		live:      map[*generation]struct{}{}, fabrics: map[rdmakv.Fabric]int{}}
 	g, err := s.newGeneration(ds)
 	if err == nil {
 		_, err = g.engine()
@@ -346,7 +348,7 @@ func (s *Service) newGeneration(ds *graphstore.Dataset) (*generation, error) {
 	s.statsMu.Lock()
 	s.live[g] = struct{}{}
 	for _, st := range storesOf(ds) {
-		s.stores[st]++
+		s.fabrics[st.Fabric()]++
 	}
 	s.statsMu.Unlock()
 	return g, nil
@@ -421,9 +423,10 @@ func (g *generation) retire() {
 	s := g.svc
 	s.statsMu.Lock()
 	for _, st := range storesOf(g.ds) {
-		if s.stores[st]--; s.stores[st] == 0 {
-			s.retired = addStats(s.retired, fabricStats(st))
-			delete(s.stores, st)
+		f := st.Fabric()
+		if s.fabrics[f]--; s.fabrics[f] == 0 {
+			s.retired = addStats(s.retired, fabricStats(f))
+			delete(s.fabrics, f)
 		}
 	}
 	delete(s.live, g)
@@ -555,14 +558,14 @@ func (s *Service) FabricStats() web.FabricStats {
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
 	out := s.retired
-	for st := range s.stores {
-		out = addStats(out, fabricStats(st))
+	for f := range s.fabrics {
+		out = addStats(out, fabricStats(f))
 	}
 	return out
 }
 
-func fabricStats(st *graphstore.Store) web.FabricStats {
-	c := st.Counters()
+func fabricStats(f rdmakv.Fabric) web.FabricStats {
+	c := f.Counters()
 	return web.FabricStats{Reads: int64(c.Reads), ReadBytes: int64(c.ReadBytes),
 		Messages: int64(c.Sends), MessageBytes: int64(c.SendBytes)}
 }
