@@ -214,8 +214,15 @@ func (s *Service) maybeCompact() {
 	if s.compact.running || time.Since(s.compact.lastRun) < time.Second {
 		return
 	}
+	if s.closed.Load() {
+		return
+	}
 	if s.deltaTooBig() || s.logTooLong() {
-		go s.Compact(context.Background())
+		s.background.Add(1)
+		go func() {
+			defer s.background.Done()
+			s.Compact(s.bgCtx)
+		}()
 	}
 }
 

@@ -126,6 +126,12 @@ type Service struct {
 	// (compact.go), guarded by writeMu.
 	dataDir string
 	compact compactState
+	// background runs the compactions the service starts itself, under
+	// bgCtx; Close cancels it and waits for them (a compaction writes the
+	// data directory, which is not ours once Close has unlocked it).
+	background sync.WaitGroup
+	bgCtx      context.Context
+	bgCancel   context.CancelFunc
 	// logWeight is the weight (changeWeight) of every record appended
 	// since the service opened, replayed ones included; snapWeight that
 	// of those the snapshot holds. Guarded by writeMu.
@@ -221,6 +227,7 @@ func NewDataset(ds *graphstore.Dataset, opts Options) (*Service, error) {
 	s := &Service{opts: opts, cache: sparql.NewCache(opts.ParseCache), shapes: sparql.NewShapes(opts.ParseCache, 0),
 		blankBase: "w" + hex.EncodeToString(rnd[:]),
 		live:      map[*generation]struct{}{}, fabrics: map[rdmakv.Fabric]int{}}
+	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	g, err := s.newGeneration(ds)
 	if err == nil {
 		_, err = g.engine()
@@ -498,6 +505,13 @@ func (s *Service) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	// Background compactions: none starts from now on (maybeCompact
+	// checks closed under writeMu); the running ones stop at their next
+	// check, or write their snapshot and skip the switch.
+	s.writeMu.Lock()
+	s.writeMu.Unlock()
+	s.bgCancel()
+	s.background.Wait()
 	s.writeMu.Lock()
 	defer s.releasing.Wait()
 	defer s.unlockWrites()
