@@ -254,7 +254,7 @@ func (b *Builder) Build() (*Store, error) {
 		st := &b.stripes[s]
 		st.mu.Lock()
 		st.arena, st.offs, st.hashes, st.roles, st.table = nil, nil, nil, nil, nil
-		st.prefixes, st.prefixIdx, st.lastPrefix = nil, nil, 0
+		st.prefixes, st.prefixIdx, st.lastPrefix = prefixTable{}, nil, 0
 		st.mu.Unlock()
 	}
 	for i, err := range errs {

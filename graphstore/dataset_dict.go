@@ -52,7 +52,7 @@ func extendDict(old *Dict, terms []rdf.Term, roles []byte, addRoles map[ID]byte,
 	for key, c := range old.annIdx {
 		annIdx[key] = c
 	}
-	prefixes := append([]string(nil), old.prefixes...)
+	prefixes := old.prefixes.all()
 	preIdx := make(map[string]uint32, len(prefixes))
 	for i, p := range prefixes {
 		preIdx[p] = uint32(i + 1)
@@ -138,7 +138,7 @@ func extendDict(old *Dict, terms []rdf.Term, roles []byte, addRoles map[ID]byte,
 	}
 	offs[n] = uint64(len(arena))
 
-	d := &Dict{arena: arena, n: n, npc: npc, prefixes: prefixes, offW: offWidth(uint64(len(arena)))}
+	d := &Dict{arena: arena, n: n, npc: npc, prefixes: stringPrefixes(prefixes), offW: offWidth(uint64(len(arena)))}
 	d.annots, d.annIdx = newDictAnnots(annots)
 	d.offs = make([]byte, d.offW*(n+1))
 	for i, o := range offs {
@@ -173,14 +173,14 @@ func extendDict(old *Dict, terms []rdf.Term, roles []byte, addRoles map[ID]byte,
 		if kind == byte(rdf.KindIRI) {
 			p, ok := d.prefix(code)
 			if !ok {
-				return nil, nil, fmt.Errorf("BUG: dictionary entry %d has prefix %d of %d", i, code, len(d.prefixes))
+				return nil, nil, fmt.Errorf("BUG: dictionary entry %d has prefix %d of %d", i, code, d.prefixes.len())
 			}
 			buf = append(append(buf[:0], p...), v...)
 			h = hashTerm(kind, 0, unsafe.String(unsafe.SliceData(buf), len(buf)))
 		} else if pfx != 0 || sfx != 0 {
-			p, x, ok := affixes(d.prefixes, pfx, sfx)
+			p, x, ok := affixes(&d.prefixes, pfx, sfx)
 			if !ok {
-				return nil, nil, fmt.Errorf("BUG: dictionary entry %d has affixes %d, %d of %d", i, pfx, sfx, len(d.prefixes))
+				return nil, nil, fmt.Errorf("BUG: dictionary entry %d has affixes %d, %d of %d", i, pfx, sfx, d.prefixes.len())
 			}
 			buf = append(append(append(buf[:0], p...), v...), x...)
 			h = hashTerm(kind, code, unsafe.String(unsafe.SliceData(buf), len(buf)))

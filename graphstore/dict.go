@@ -188,22 +188,20 @@ func parseEntry(b []byte) (kind byte, code, pfx, sfx uint32, value []byte, ok bo
 
 // affixes returns the shared head and suffix of a literal entry ("" for
 // code 0); ok is false for a code outside the table.
-func affixes(prefixes []string, pfx, sfx uint32) (head, suffix string, ok bool) {
-	if int(pfx) > len(prefixes) || int(sfx) > len(prefixes) {
-		return "", "", false
-	}
+func affixes(prefixes *prefixTable, pfx, sfx uint32) (head, suffix string, ok bool) {
+	ok = true
 	if pfx != 0 {
-		head = prefixes[pfx-1]
+		head, ok = prefixes.get(int(pfx) - 1)
 	}
-	if sfx != 0 {
-		suffix = prefixes[sfx-1]
+	if sfx != 0 && ok {
+		suffix, ok = prefixes.get(int(sfx) - 1)
 	}
-	return head, suffix, true
+	return head, suffix, ok
 }
 
 // entryMatches reports whether entry b is the term (kind, code, value);
 // for IRIs code is ignored and value is the whole IRI.
-func entryMatches(b []byte, kind byte, code uint32, value string, prefixes []string) bool {
+func entryMatches(b []byte, kind byte, code uint32, value string, prefixes *prefixTable) bool {
 	k, c, pfx, sfx, v, ok := parseEntry(b)
 	if !ok || k != kind {
 		return false
@@ -211,10 +209,10 @@ func entryMatches(b []byte, kind byte, code uint32, value string, prefixes []str
 	if kind == byte(rdf.KindIRI) {
 		var p string
 		if c > 0 {
-			if int(c) > len(prefixes) {
+			var ok bool
+			if p, ok = prefixes.get(int(c) - 1); !ok {
 				return false
 			}
-			p = prefixes[c-1]
 		}
 		return len(value) == len(p)+len(v) && value[:len(p)] == p && value[len(p):] == string(v)
 	}
@@ -253,7 +251,7 @@ type Dict struct {
 	npc      uint64 // predicate/class IDs: 1..npc
 	annots   []annot
 	annIdx   map[string]uint32
-	prefixes []string
+	prefixes prefixTable
 	region   *rdmakv.Region // the mapped dictionary file, if any
 
 	// The terms added by writes since the tables above were laid out
@@ -399,10 +397,7 @@ func (d *Dict) prefix(code uint32) (string, bool) {
 	if code == 0 {
 		return "", true
 	}
-	if int(code) > len(d.prefixes) {
-		return "", false
-	}
-	return d.prefixes[code-1], true
+	return d.prefixes.get(int(code) - 1)
 }
 
 // termCode returns the kind and annotation code of t; ok is false when t's
@@ -447,7 +442,7 @@ func (d *Dict) lookupBase(t rdf.Term) (ID, bool) {
 			return 0, false
 		}
 		idx := uint64(e - 1)
-		if idx < d.n && entryMatches(d.entry(idx), kind, code, t.Value, d.prefixes) {
+		if idx < d.n && entryMatches(d.entry(idx), kind, code, t.Value, &d.prefixes) {
 			return d.idOf(idx), true
 		}
 		if i++; i == d.slots {
@@ -473,7 +468,7 @@ func (d *Dict) Term(id ID) (rdf.Term, bool) {
 	}
 	t := rdf.Term{Kind: rdf.Kind(kind), Value: string(v)}
 	if pfx != 0 || sfx != 0 {
-		p, x, ok := affixes(d.prefixes, pfx, sfx)
+		p, x, ok := affixes(&d.prefixes, pfx, sfx)
 		if !ok {
 			return rdf.Term{}, false
 		}
@@ -538,7 +533,7 @@ func (d *Dict) AppendNTriples(dst []byte, id ID) ([]byte, bool) {
 	if code != 0 {
 		a = d.annots[code-1]
 	}
-	p, x, ok := affixes(d.prefixes, pfx, sfx)
+	p, x, ok := affixes(&d.prefixes, pfx, sfx)
 	if !ok {
 		return dst, false
 	}

@@ -84,10 +84,16 @@ func TestDictLiteralSuffixes(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("written and read", d2)
-	old := bytes.Clone(buf.Bytes())
-	copy(old, dictMagicV1[:])
-	if _, err := parseDict(old); err != nil {
-		t.Fatalf("version 1 magic: %v", err)
+	for _, magic := range [][8]byte{dictMagicV1, dictMagicV2} {
+		var old bytes.Buffer
+		if err := d.writeFormat(&old, magic); err != nil {
+			t.Fatal(err)
+		}
+		d3, err := parseDict(old.Bytes())
+		if err != nil {
+			t.Fatalf("%s: %v", magic[:], err)
+		}
+		check(string(magic[:]), d3)
 	}
 
 	dir := t.TempDir() + "/snap"

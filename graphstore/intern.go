@@ -40,7 +40,7 @@ type stripe struct {
 	// arena only.
 	table []uint64
 	// IRI prefixes of this stripe (entry code = index + 1).
-	prefixes   []string
+	prefixes   prefixTable // strings only
 	prefixIdx  map[string]uint32
 	lastPrefix uint32 // code of the prefix used last
 }
@@ -86,7 +86,7 @@ func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byt
 		}
 		if e>>tagShift == tag {
 			at := e&offMask - 1
-			if entryMatches(s.arena[at+4:], kind, code, value, s.prefixes) {
+			if entryMatches(s.arena[at+4:], kind, code, value, &s.prefixes) {
 				idx := binary.LittleEndian.Uint32(s.arena[at:])
 				if role != 0 && s.roles[idx]&role == 0 {
 					s.roles[idx] |= role
@@ -128,7 +128,7 @@ func (s *stripe) prefixID(p string) uint32 {
 		return 0
 	}
 	// New terms often come in runs of one namespace.
-	if s.lastPrefix != 0 && s.prefixes[s.lastPrefix-1] == p {
+	if s.lastPrefix != 0 && s.prefixes.strs[s.lastPrefix-1] == p {
 		return s.lastPrefix
 	}
 	if id, ok := s.prefixIdx[p]; ok {
@@ -139,8 +139,8 @@ func (s *stripe) prefixID(p string) uint32 {
 		s.prefixIdx = map[string]uint32{}
 	}
 	p = strings.Clone(p) // p may alias the caller's bytes (AddRawTriples)
-	s.prefixes = append(s.prefixes, p)
-	id := uint32(len(s.prefixes))
+	s.prefixes = stringPrefixes(append(s.prefixes.strs, p))
+	id := uint32(s.prefixes.n)
 	s.prefixIdx[p] = id
 	s.lastPrefix = id
 	return id
@@ -489,8 +489,8 @@ func (b *Builder) layoutDictOf(r renumbering, release bool, done *atomic.Uint64)
 	for s := range b.stripes {
 		st := &b.stripes[s]
 		arenaLen += uint64(len(st.arena))
-		pm := make([]uint32, len(st.prefixes)+1)
-		for i, p := range st.prefixes {
+		pm := make([]uint32, st.prefixes.n+1)
+		for i, p := range st.prefixes.strs {
 			g, ok := global[p]
 			if !ok {
 				prefixes = append(prefixes, p)
@@ -511,7 +511,7 @@ func (b *Builder) layoutDictOf(r renumbering, release bool, done *atomic.Uint64)
 		roles:    make([]byte, npc),
 		n:        n,
 		npc:      npc,
-		prefixes: prefixes,
+		prefixes: stringPrefixes(prefixes),
 	}
 	// The offsets go straight into their final width, chosen from a bound
 	// on the arena: the stripes' arenas (which hold a 4-byte index per

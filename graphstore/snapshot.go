@@ -35,11 +35,15 @@ const (
 	statsName    = "stats.json"
 )
 
-var dictMagic = [8]byte{'W', 'K', 'D', 'I', 'C', 'T', '0', '2'}
+var dictMagic = [8]byte{'W', 'K', 'D', 'I', 'C', 'T', '0', '3'}
 
 // dictMagicV1 is the dictionary of older builds (no literal suffixes: the
 // same layout, read as it is). Builds that know only it refuse ours.
 var dictMagicV1 = [8]byte{'W', 'K', 'D', 'I', 'C', 'T', '0', '1'}
+
+// dictMagicV2 is the dictionary before the mapped prefix table (its
+// prefixes are uvarint-length strings, copied at open); read too.
+var dictMagicV2 = [8]byte{'W', 'K', 'D', 'I', 'C', 'T', '0', '2'}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -306,7 +310,8 @@ func syncDir(dir string) error {
 
 // dict.bin layout (little-endian): a 64-byte header
 //
-//	 0 magic [8]byte "WKDICT02" ("WKDICT01": no literal suffixes; read too)
+//	 0 magic [8]byte "WKDICT03" ("WKDICT02": prefixes as uvarint-length
+//	   strings; "WKDICT01": no literal suffixes either; both read too)
 //	 8 n uint64 (terms)       16 npc uint64          24 hash slots uint64
 //	32 arena bytes uint64     40 annotation bytes    48 prefix bytes
 //	56 offset width uint32 (3, 4 or 8), hash slot width uint32 (3 or 4;
@@ -315,7 +320,9 @@ func syncDir(dir string) error {
 // then the sections, each padded to 8 bytes: roles (npc bytes), offsets
 // ((n+1)·offset width), hash table (slots·slot width), arena, annotations (per annotation:
 // a byte 1 = language tag / 0 = datatype, uvarint length, bytes), IRI
-// prefixes (per prefix: uvarint length, bytes).
+// prefixes (empty, or: count uint64, offset width uint64 (4 or 8),
+// (count+1) offsets of that width, the prefixes' bytes back to back;
+// mapped as they are at open).
 const dictHeaderSize = 64
 
 func pad8(n uint64) uint64 { return (n + 7) &^ 7 }
@@ -334,19 +341,32 @@ func (d *Dict) annotBytes() []byte {
 	return b
 }
 
-func (d *Dict) prefixBytes() []byte {
+// prefixBytes is the prefix section: WKDICT03's (see prefixTable), or
+// with legacy the uvarint-length strings of WKDICT01/02.
+func (d *Dict) prefixBytes(legacy bool) []byte {
+	if d.prefixes.n == 0 {
+		return nil
+	}
+	if !legacy {
+		return d.prefixes.appendSection(nil)
+	}
 	var b []byte
-	for _, p := range d.prefixes {
+	for i := 0; i < d.prefixes.n; i++ {
+		p := d.prefixes.at(i)
 		b = binary.AppendUvarint(b, uint64(len(p)))
 		b = append(b, p...)
 	}
 	return b
 }
 
-func (d *Dict) writeTo(w io.Writer) error {
-	ann, pre := d.annotBytes(), d.prefixBytes()
+func (d *Dict) writeTo(w io.Writer) error { return d.writeFormat(w, dictMagic) }
+
+// writeFormat writes the dictionary under magic: dictMagic, or an older
+// format's (the tests check that older snapshots still open).
+func (d *Dict) writeFormat(w io.Writer, magic [8]byte) error {
+	ann, pre := d.annotBytes(), d.prefixBytes(magic != dictMagic)
 	var h [dictHeaderSize]byte
-	copy(h[:], dictMagic[:])
+	copy(h[:], magic[:])
 	binary.LittleEndian.PutUint64(h[8:], d.n)
 	binary.LittleEndian.PutUint64(h[16:], d.npc)
 	binary.LittleEndian.PutUint64(h[24:], d.slots)
@@ -370,7 +390,7 @@ func (d *Dict) writeTo(w io.Writer) error {
 
 // parseDict decodes a dict.bin image (mapped) without copying its tables.
 func parseDict(b []byte) (*Dict, error) {
-	if len(b) < dictHeaderSize || ([8]byte(b[:8]) != dictMagic && [8]byte(b[:8]) != dictMagicV1) {
+	if len(b) < dictHeaderSize || ([8]byte(b[:8]) != dictMagic && [8]byte(b[:8]) != dictMagicV2 && [8]byte(b[:8]) != dictMagicV1) {
 		return nil, fmt.Errorf("dictionary: bad header")
 	}
 	n := binary.LittleEndian.Uint64(b[8:])
@@ -414,13 +434,24 @@ func parseDict(b []byte) (*Dict, error) {
 		a = a[1+k+int(l):]
 	}
 	d.annots, d.annIdx = newDictAnnots(annots)
-	for a := secs[5]; len(a) > 0; {
-		l, k := binary.Uvarint(a)
-		if k <= 0 || l > uint64(len(a)-k) {
-			return nil, fmt.Errorf("dictionary: bad prefix table")
+	if [8]byte(b[:8]) == dictMagic {
+		pt, err := parsePrefixSection(secs[5])
+		if err != nil {
+			return nil, err
 		}
-		d.prefixes = append(d.prefixes, string(a[k:k+int(l)]))
-		a = a[k+int(l):]
+		d.prefixes = pt
+	} else {
+		// WKDICT01/02: per prefix a uvarint length and the bytes.
+		var ps []string
+		for a := secs[5]; len(a) > 0; {
+			l, k := binary.Uvarint(a)
+			if k <= 0 || l > uint64(len(a)-k) {
+				return nil, fmt.Errorf("dictionary: bad prefix table")
+			}
+			ps = append(ps, string(a[k:k+int(l)]))
+			a = a[k+int(l):]
+		}
+		d.prefixes = stringPrefixes(ps)
 	}
 	if err := d.validate(); err != nil {
 		return nil, err

@@ -511,11 +511,7 @@ func (v *ShardView) appendBatch(ctx context.Context, keys []Key, shard int, dst 
 // SizeBytes returns the bytes of the dictionary's tables (arena, offsets,
 // hash table, roles, prefixes).
 func (d *Dict) SizeBytes() int {
-	n := len(d.arena) + len(d.offs) + len(d.table) + len(d.roles)
-	for _, p := range d.prefixes {
-		n += len(p)
-	}
-	return n
+	return len(d.arena) + len(d.offs) + len(d.table) + len(d.roles) + int(d.prefixes.bytes())
 }
 
 // RegionBytes returns the total size of the local shards' regions.
@@ -559,9 +555,6 @@ func (s *Store) Sizes() StoreSizes {
 	}
 	d := s.dict
 	z.DictArena, z.DictOffsets, z.DictHash = uint64(len(d.arena)), uint64(len(d.offs)), uint64(len(d.table))
-	z.DictOther = uint64(len(d.roles))
-	for _, p := range d.prefixes {
-		z.DictOther += uint64(len(p))
-	}
+	z.DictOther = uint64(len(d.roles)) + d.prefixes.bytes()
 	return z
 }
