@@ -325,3 +325,40 @@ func checkSplit(t *testing.T, svc *Service, explicit map[[3]rdf.Term]bool) {
 		t.Fatalf("inferred layer has %d triples, the closure minus the explicit ones %d", layer, fresh.Len()-len(ids))
 	}
 }
+
+// TestNamedGraphsNotReasoned: on a dataset with reasoning only the
+// default graph is materialized. A named graph takes updates as usual,
+// its triples are stored and queried as given (GRAPH sees no
+// inferences), and they neither enter the closure nor change it.
+func TestNamedGraphsNotReasoned(t *testing.T) {
+	ds := reasoningLUBM1(t, true)
+	svc := openService(t, func(o Options) (*Service, error) { return NewDataset(ds, o) }, Options{})
+	c, hs := serve(t, svc, nil)
+	ctx := context.Background()
+	const prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>\nPREFIX ex: <http://example.org/>\n"
+	count := func(q string) int {
+		t.Helper()
+		code, body := do(t, http.MethodGet, hs.URL+"/sparql?format=tsv&query="+url.QueryEscape(prefix+q), "", "")
+		if code != http.StatusOK {
+			t.Fatalf("query: %d %s", code, body)
+		}
+		return strings.Count(body, "\n") - 1
+	}
+	inferredBefore := svc.cur.Load().ds.InferredTriples()
+	if err := c.Update(ctx, prefix+`INSERT DATA { GRAPH ex:g { ex:n1 a ub:GraduateStudent ; ub:takesCourse <http://www.Department0.University0.edu/GraduateCourse0> } }`); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(`SELECT ?x WHERE { GRAPH ex:g { ?x a ub:GraduateStudent } }`); got != 1 {
+		t.Fatalf("GRAPH ex:g, explicit type: %d rows, want 1", got)
+	}
+	if got := count(`SELECT ?x WHERE { GRAPH ex:g { ?x a ub:Student } }`); got != 0 {
+		t.Fatalf("GRAPH ex:g, a type that would follow: %d rows, want 0 (named graphs are not reasoned over)", got)
+	}
+	if got := count(`SELECT ?x WHERE { ex:n1 a ?x }`); got != 0 {
+		t.Fatalf("the default graph has %d types of a named graph's subject, want 0", got)
+	}
+	if got := svc.cur.Load().ds.InferredTriples(); got != inferredBefore {
+		t.Fatalf("a named graph's insert changed the inferred triples: %d, before %d", got, inferredBefore)
+	}
+	checkClosure(t, svc)
+}
