@@ -15,7 +15,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -238,17 +237,11 @@ func (r *benchRun) run(ctx context.Context) error {
 	if err := r.selectQueries(); err != nil {
 		return err
 	}
-	if f.cpuprofile != "" {
-		fh, err := os.Create(f.cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer fh.Close()
-		if err := pprof.StartCPUProfile(fh); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(f.cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	data, source, err := r.dataset(ctx)
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -66,17 +65,11 @@ a file, a directory (searched recursively) or a glob pattern.`)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if *cpuprofile != "" {
-		fh, err := os.Create(*cpuprofile)
-		if err != nil {
-			return fmt.Errorf("cannot write the CPU profile: %w", err)
-		}
-		defer fh.Close()
-		if err := pprof.StartCPUProfile(fh); err != nil {
-			return fmt.Errorf("cannot write the CPU profile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(*cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 
 	cfg := loader.Config{Inputs: fs.Args(), Out: *out, Reasoning: profile, Ontology: *ontology, Memory: budget,
 		BuildOptions: loader.BuildOptions{Shards: *shards, Workers: *workers, SkipInvalid: *skip}}

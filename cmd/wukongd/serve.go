@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -89,17 +88,11 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *cpuprofile != "" {
-		fh, err := os.Create(*cpuprofile)
-		if err != nil {
-			return fmt.Errorf("cannot write the CPU profile: %w", err)
-		}
-		defer fh.Close()
-		if err := pprof.StartCPUProfile(fh); err != nil {
-			return fmt.Errorf("cannot write the CPU profile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(*cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	if fs.NArg() > 0 {
 		fs.Usage()
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
