@@ -18,12 +18,7 @@ import (
 func BenchmarkInsertOneTriple(b *testing.B) {
 	for _, reasoning := range []bool{false, true} {
 		b.Run(fmt.Sprintf("reasoning=%v", reasoning), func(b *testing.B) {
-			ds := reasoningLUBM1(b, reasoning)
-			svc, err := NewDataset(ds, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer svc.Close()
+			svc := openService(b, func(o Options) (*Service, error) { return NewDataset(reasoningLUBM1(b, reasoning), o) }, Options{})
 			ctx := context.Background()
 			// Warm up: the first update builds the maintainer from the
 			// stores (read once, not measured).
@@ -55,12 +50,7 @@ func BenchmarkInsertOneTriple(b *testing.B) {
 func BenchmarkDeleteOneTriple(b *testing.B) {
 	for _, reasoning := range []bool{false, true} {
 		b.Run(fmt.Sprintf("reasoning=%v", reasoning), func(b *testing.B) {
-			ds := reasoningLUBM1(b, reasoning)
-			svc, err := NewDataset(ds, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer svc.Close()
+			svc := openService(b, func(o Options) (*Service, error) { return NewDataset(reasoningLUBM1(b, reasoning), o) }, Options{})
 			ctx := context.Background()
 			triple := func(i int) string {
 				return fmt.Sprintf(`<http://example.org/s%d> <http://swat.cse.lehigh.edu/onto/univ-bench.owl#takesCourse> <http://www.Department0.University0.edu/GraduateCourse0>`, i)
