@@ -124,7 +124,7 @@ func TestCrashBulkPost(t *testing.T) {
 	bin := crashBinary(t)
 	dir := crashData(t, bin)
 	logPath := filepath.Join(t.TempDir(), "server.log")
-	ledger := &crashLedger{acked: map[string]bool{}, delSent: map[string]bool{}, delAcked: map[string]bool{}, seen: map[string]bool{}}
+	ledger := newCrashLedger()
 	const clients = 2
 	seq := make([]int, clients)
 	rng := rand.New(rand.NewPCG(2, uint64(time.Now().UnixNano())))

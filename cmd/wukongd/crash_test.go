@@ -152,6 +152,10 @@ func (s *crashServer) kill(t *testing.T) {
 // inserts three triples about one resource (r/C/N a, b, c); a later
 // request of the same client may delete those three and insert a marker
 // (d/C/N deleted r/C/N) in one request.
+func newCrashLedger() *crashLedger {
+	return &crashLedger{acked: map[string]bool{}, delSent: map[string]bool{}, delAcked: map[string]bool{}, seen: map[string]bool{}}
+}
+
 type crashLedger struct {
 	mu         sync.Mutex
 	acked      map[string]bool // inserts with a 2xx
@@ -353,7 +357,7 @@ func TestCrashHarness(t *testing.T) {
 	bin := crashBinary(t)
 	dir := crashData(t, bin)
 	logPath := filepath.Join(t.TempDir(), "server.log")
-	ledger := &crashLedger{acked: map[string]bool{}, delSent: map[string]bool{}, delAcked: map[string]bool{}, seen: map[string]bool{}}
+	ledger := newCrashLedger()
 	const clients = 8
 	seq := make([]int, clients)
 	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
