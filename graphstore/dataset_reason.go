@@ -384,16 +384,9 @@ func (d *Dataset) ApplyMaintained(ctx context.Context, ch MaintainedChange) (*Da
 	}()
 	lin.stamp++
 	r.stamp = lin.stamp
-	def := r.graph(rdf.Term{})
-	layer := &writeGraph{exists: true, st: d.inferred.st, old: d.inferred}
-	for _, w := range []struct {
-		g      *writeGraph
-		ts     []idTriple
-		insert bool
-	}{{def, closureDel, false}, {def, closureIns, true}, {layer, layerDel, false}, {layer, layerIns, true}} {
-		if err := r.write(ctx, w.g, sortDistinct(w.ts), w.insert); err != nil {
-			return nil, fmt.Errorf("cannot change inferred triples: %w", err)
-		}
+	layer, err := r.writeLayers(ctx, d, closureDel, closureIns, layerDel, layerIns)
+	if err != nil {
+		return nil, fmt.Errorf("cannot change inferred triples: %w", err)
 	}
 	var lref *graphRef
 	if layer.touched {
@@ -586,16 +579,9 @@ func (r *applyRun) derived(ctx context.Context, ci int, c GraphChange, derive De
 	for _, t := range ch.StillInferred {
 		layerIns = append(layerIns, idTriple{t.S, t.P, t.O})
 	}
-	def := r.graph(rdf.Term{})
-	layer := &writeGraph{exists: true, st: d.inferred.st, old: d.inferred}
-	for _, w := range []struct {
-		g      *writeGraph
-		ts     []idTriple
-		insert bool
-	}{{def, closureDel, false}, {def, closureIns, true}, {layer, layerDel, false}, {layer, layerIns, true}} {
-		if err := r.write(ctx, w.g, sortDistinct(w.ts), w.insert); err != nil {
-			return nil, fmt.Errorf("cannot change the dataset: change %d: %w", ci, err)
-		}
+	layer, err := r.writeLayers(ctx, d, closureDel, closureIns, layerDel, layerIns)
+	if err != nil {
+		return nil, fmt.Errorf("cannot change the dataset: change %d: %w", ci, err)
 	}
 	if !layer.touched {
 		return d.inferred.retain(), nil
@@ -606,4 +592,22 @@ func (r *applyRun) derived(ctx context.Context, ci int, c GraphChange, derive De
 		return nil, fmt.Errorf("cannot change inferred triples: %w", err)
 	}
 	return newGraphRef(st, d.dref), nil
+}
+
+// writeLayers writes the net changes of a reasoned write: the closure's
+// (the default graph) and the inferred layer's, deletions first. It
+// returns the layer's graph.
+func (r *applyRun) writeLayers(ctx context.Context, d *Dataset, closureDel, closureIns, layerDel, layerIns []idTriple) (*writeGraph, error) {
+	def := r.graph(rdf.Term{})
+	layer := &writeGraph{exists: true, st: d.inferred.st, old: d.inferred}
+	for _, w := range []struct {
+		g      *writeGraph
+		ts     []idTriple
+		insert bool
+	}{{def, closureDel, false}, {def, closureIns, true}, {layer, layerDel, false}, {layer, layerIns, true}} {
+		if err := r.write(ctx, w.g, sortDistinct(w.ts), w.insert); err != nil {
+			return nil, err
+		}
+	}
+	return layer, nil
 }
