@@ -40,7 +40,10 @@ type Builder struct {
 	read       atomic.Uint64
 	dups, dist atomic.Uint64
 	builtTerms atomic.Uint64 // terms of the built dictionary
-	scratch    sync.Pool
+	// termsSpilled counts the bytes of sealed interning generations
+	// (bounded interning, intern_spill.go).
+	termsSpilled atomic.Uint64
+	scratch      sync.Pool
 }
 
 // NewBuilder returns a builder of a store with shards shards.
@@ -181,7 +184,7 @@ func (b *Builder) Counters() BuildCounters {
 		for s := range b.stripes {
 			st := &b.stripes[s]
 			st.mu.Lock()
-			terms += uint64(len(st.offs))
+			terms += uint64(st.base) + uint64(len(st.offs)) // sealed repeats counted again
 			st.mu.Unlock()
 		}
 	}
@@ -221,7 +224,7 @@ func (b *Builder) Build() (*Store, error) {
 	b.chunks = nil
 	b.mu.Unlock()
 
-	ren, err := b.renumber()
+	ren, old, err := b.renumberAll()
 	if err != nil {
 		return nil, fmt.Errorf("cannot build the dictionary: %w", err)
 	}
@@ -229,6 +232,9 @@ func (b *Builder) Build() (*Store, error) {
 	// shards, which need only the new IDs.
 	dictc := make(chan *Dict, 1)
 	go func(r renumbering) { dictc <- b.layoutDict(r) }(ren)
+	if old != nil {
+		composeRemap(&ren.remap, old)
+	}
 	outs, ins := b.partition(chunks, &ren.remap)
 	chunks = nil
 	ren.remap = termRemap{}

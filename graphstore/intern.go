@@ -1,10 +1,12 @@
 package graphstore
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,6 +45,22 @@ type stripe struct {
 	prefixes   prefixTable // strings only
 	prefixIdx  map[string]uint32
 	lastPrefix uint32 // code of the prefix used last
+
+	// Bounded interning (intern_spill.go): once the stripe holds more
+	// than limit bytes (0: no limit), its terms are sealed as a
+	// generation appended to gens and the stripe starts afresh; base
+	// counts the local indexes handed out by the sealed generations, so
+	// that a local index stays unique across them (a term seen again
+	// after a seal gets a second one, merged when the dictionary is
+	// laid out).
+	limit       int64
+	dir         string
+	base        uint32
+	gens        *os.File
+	sealedBytes *atomic.Uint64 // the builder's termsSpilled
+	genW        *bufio.Writer
+	genN        int
+	prefixBytes int64
 }
 
 const (
@@ -52,6 +70,11 @@ const (
 
 // intern returns the local index of the term, adding it if new.
 func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byte) (uint32, error) {
+	if s.limit > 0 && len(s.offs) > 0 && s.memBytes() > s.limit {
+		if err := s.seal(); err != nil {
+			return 0, err
+		}
+	}
 	if 4*(len(s.offs)+1) > 3*len(s.table) { // load at most 3/4
 		s.grow()
 	}
@@ -61,7 +84,7 @@ func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byt
 		e := s.table[i]
 		if e == 0 {
 			idx := len(s.offs)
-			if idx > maxLocal {
+			if uint64(s.base)+uint64(idx) > maxLocal {
 				return 0, fmt.Errorf("dictionary full: more than %d terms in a stripe", maxLocal)
 			}
 			at := uint64(len(s.arena))
@@ -82,7 +105,7 @@ func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byt
 			s.hashes = append(s.hashes, h)
 			s.roles = append(s.roles, role)
 			s.table[i] = tag<<tagShift | (at + 1)
-			return uint32(idx), nil
+			return s.base + uint32(idx), nil
 		}
 		if e>>tagShift == tag {
 			at := e&offMask - 1
@@ -91,7 +114,7 @@ func (s *stripe) intern(h uint64, kind byte, code uint32, value string, role byt
 				if role != 0 && s.roles[idx]&role == 0 {
 					s.roles[idx] |= role
 				}
-				return idx, nil
+				return s.base + idx, nil
 			}
 		}
 	}
@@ -138,7 +161,8 @@ func (s *stripe) prefixID(p string) uint32 {
 	if s.prefixIdx == nil {
 		s.prefixIdx = map[string]uint32{}
 	}
-	p = strings.Clone(p) // p may alias the caller's bytes (AddRawTriples)
+	p = strings.Clone(p)                // p may alias the caller's bytes (AddRawTriples)
+	s.prefixBytes += int64(len(p)) + 48 // the string, its header in strs and its map entry
 	s.prefixes = stringPrefixes(append(s.prefixes.strs, p))
 	id := uint32(s.prefixes.n)
 	s.prefixIdx[p] = id
@@ -373,11 +397,30 @@ func (b *Builder) internTerm(t rdf.Term, role byte) (uint32, error) {
 // final dictionary. It returns the dictionary and, per stripe, the final ID
 // of each local index.
 func (b *Builder) buildDict() (*Dict, termRemap, error) {
-	r, err := b.renumber()
+	r, old, err := b.renumberAll()
 	if err != nil {
 		return nil, r.remap, err
 	}
-	return b.layoutDict(r), r.remap, nil
+	d := b.layoutDict(r)
+	if old != nil {
+		composeRemap(&r.remap, old)
+	}
+	return d, r.remap, nil
+}
+
+// renumberAll is renumber after consolidating sealed stripes in memory
+// (old, nil if none: see unseal and composeRemap).
+func (b *Builder) renumberAll() (renumbering, *[stripeCount][]uint32, error) {
+	if !b.sealed() {
+		r, err := b.renumber()
+		return r, nil, err
+	}
+	old, err := b.unseal()
+	if err != nil {
+		return renumbering{}, nil, err
+	}
+	r, err := b.renumber()
+	return r, &old, err
 }
 
 // renumbering is the outcome of renumber: the final order of the terms and
@@ -481,16 +524,57 @@ func (b *Builder) layoutDictReleasing(r renumbering, done *atomic.Uint64) *Dict 
 
 func (b *Builder) layoutDictOf(r renumbering, release bool, done *atomic.Uint64) *Dict {
 	order, npc, n := r.order, r.npc, r.n
-	// One prefix table for all stripes.
-	var prefixes []string
-	global := map[string]uint32{}
-	var pmap [stripeCount][]uint32
+	var lists [stripeCount][]string
 	var arenaLen uint64
 	for s := range b.stripes {
 		st := &b.stripes[s]
 		arenaLen += uint64(len(st.arena))
-		pm := make([]uint32, st.prefixes.n+1)
-		for i, p := range st.prefixes.strs {
+		lists[s] = st.prefixes.strs
+	}
+	d, pmap := newBuiltDict(lists[:], arenaLen, n, npc)
+	free := func(s int) {
+		st := &b.stripes[s]
+		st.mu.Lock()
+		st.arena, st.offs, st.hashes, st.roles, st.table = nil, nil, nil, nil, nil
+		st.mu.Unlock()
+	}
+	prev := -1
+	for idx, tn := range order {
+		s := tn & (stripeCount - 1)
+		if release && uint64(idx) >= npc && int(s) != prev {
+			if prev >= 0 {
+				free(prev)
+			}
+			prev = int(s)
+		}
+		if done != nil && idx&0xffff == 0 {
+			done.Store(uint64(idx))
+		}
+		st := &b.stripes[s]
+		l := tn >> stripeBits
+		d.putBuilt(uint64(idx), st.entry(l), st.hashes[l], st.roles[l], pmap[s])
+	}
+	if release {
+		for s := range b.stripes {
+			free(s)
+		}
+	}
+	b.finishBuiltDict(d, arenaLen)
+	return d
+}
+
+// newBuiltDict returns an empty dictionary of n terms (npc predicates and
+// classes) to be filled by putBuilt in final order, with one prefix table
+// for all stripes (lists: each stripe's prefixes), and per stripe the
+// global code of each of its prefix codes. arenaLen bounds the stripes'
+// arenas (which hold a 4-byte index per entry besides the entry).
+func newBuiltDict(lists [][]string, arenaLen, n, npc uint64) (*Dict, [][]uint32) {
+	var prefixes []string
+	global := map[string]uint32{}
+	pmap := make([][]uint32, len(lists))
+	for s, strs := range lists {
+		pm := make([]uint32, len(strs)+1)
+		for i, p := range strs {
 			g, ok := global[p]
 			if !ok {
 				prefixes = append(prefixes, p)
@@ -514,70 +598,52 @@ func (b *Builder) layoutDictOf(r renumbering, release bool, done *atomic.Uint64)
 		prefixes: stringPrefixes(prefixes),
 	}
 	// The offsets go straight into their final width, chosen from a bound
-	// on the arena: the stripes' arenas (which hold a 4-byte index per
-	// entry besides the entry) plus 4 bytes a term for prefix codes that
-	// grow when renumbered globally.
+	// on the arena: the stripes' arenas plus 4 bytes a term for prefix
+	// codes that grow when renumbered globally.
 	d.offW = offWidth(arenaLen + 4*n)
 	d.offs = make([]byte, d.offW*(n+1))
-	free := func(s int) {
-		st := &b.stripes[s]
-		st.mu.Lock()
-		st.arena, st.offs, st.hashes, st.roles, st.table = nil, nil, nil, nil, nil
-		st.mu.Unlock()
+	return d, pmap
+}
+
+// putBuilt lays out the term of final index idx: e is its stripe entry
+// (prefix codes of its stripe, mapped to global ones by pm), h its hash,
+// role its role bits.
+func (d *Dict) putBuilt(idx uint64, e []byte, h uint64, role byte, pm []uint32) {
+	putUint(d.offs, d.offW, idx, uint64(len(d.arena)))
+	if e[0] == byte(rdf.KindIRI) {
+		_, code, _, _, v, ok := parseEntry(e)
+		if !ok || int(code) >= len(pm) {
+			panic("BUG: malformed dictionary entry while building")
+		}
+		d.arena = appendEntry(d.arena, byte(rdf.KindIRI), pm[code], v)
+	} else if e[0] == kindLitSuffix || e[0] == kindLitAffix {
+		_, code, pfx, sfx, v, ok := parseEntry(e)
+		if !ok || int(pfx) >= len(pm) || int(sfx) >= len(pm) {
+			panic("BUG: malformed dictionary entry while building")
+		}
+		d.arena = appendLiteralEntry(d.arena, code, pm[pfx], pm[sfx], v)
+	} else {
+		d.arena = append(d.arena, e...)
 	}
-	prev := -1
-	for idx, tn := range order {
-		s := tn & (stripeCount - 1)
-		if release && uint64(idx) >= npc && int(s) != prev {
-			if prev >= 0 {
-				free(prev)
-			}
-			prev = int(s)
-		}
-		if done != nil && idx&0xffff == 0 {
-			done.Store(uint64(idx))
-		}
-		st := &b.stripes[s]
-		l := tn >> stripeBits
-		putUint(d.offs, d.offW, uint64(idx), uint64(len(d.arena)))
-		e := st.entry(l)
-		if e[0] == byte(rdf.KindIRI) {
-			_, code, _, _, v, ok := parseEntry(e)
-			if !ok || int(code) >= len(pmap[s]) {
-				panic("BUG: malformed dictionary entry while building")
-			}
-			d.arena = appendEntry(d.arena, byte(rdf.KindIRI), pmap[s][code], v)
-		} else if e[0] == kindLitSuffix || e[0] == kindLitAffix {
-			_, code, pfx, sfx, v, ok := parseEntry(e)
-			if !ok || int(pfx) >= len(pmap[s]) || int(sfx) >= len(pmap[s]) {
-				panic("BUG: malformed dictionary entry while building")
-			}
-			d.arena = appendLiteralEntry(d.arena, code, pmap[s][pfx], pmap[s][sfx], v)
-		} else {
-			d.arena = append(d.arena, e...)
-		}
-		if uint64(idx) < npc {
-			d.roles[idx] = st.roles[l]
-		}
-		i, _ := bits.Mul64(st.hashes[l], slots)
-		for d.slot(i) != 0 {
-			if i++; i == slots {
-				i = 0
-			}
-		}
-		putUint(d.table, slotW, i, uint64(idx+1))
+	if idx < d.npc {
+		d.roles[idx] = role
 	}
-	if release {
-		for s := range b.stripes {
-			free(s)
+	i, _ := bits.Mul64(h, d.slots)
+	for d.slot(i) != 0 {
+		if i++; i == d.slots {
+			i = 0
 		}
 	}
-	if uint64(len(d.arena)) > arenaLen+4*n {
+	putUint(d.table, d.slotW, i, idx+1)
+}
+
+// finishBuiltDict ends a dictionary filled by putBuilt.
+func (b *Builder) finishBuiltDict(d *Dict, arenaLen uint64) {
+	if uint64(len(d.arena)) > arenaLen+4*d.n {
 		panic("BUG: the dictionary arena outgrew its bound")
 	}
-	putUint(d.offs, d.offW, n, uint64(len(d.arena)))
+	putUint(d.offs, d.offW, d.n, uint64(len(d.arena)))
 	b.annots.mu.RLock()
 	d.annots, d.annIdx = newDictAnnots(append([]annot(nil), b.annots.annots...))
 	b.annots.mu.RUnlock()
-	return d
 }

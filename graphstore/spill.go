@@ -63,6 +63,9 @@ type BuildProgress struct {
 	Graph       int // graph being built (0: the default graph)
 	Done, Total uint64
 	Spilled     uint64 // bytes written to temporary files so far
+	// TermsSpilled is the part of Spilled that is sealed generations of
+	// the interning tables (bounded interning).
+	TermsSpilled uint64
 }
 
 // spillState is a DatasetBuilder's out-of-core configuration and counters.
@@ -96,6 +99,9 @@ func (db *DatasetBuilder) SpillTo(opts SpillOptions) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.spill = &spillState{opts: opts}
+	// The interning stripes share a quarter of the budget (the
+	// provisional triples another quarter).
+	db.b.limitStripes(opts.Dir, opts.Memory/4/stripeCount)
 	return nil
 }
 
@@ -109,7 +115,8 @@ func (db *DatasetBuilder) BuildProgress() BuildProgress {
 	p := sp.progress
 	sp.mu.Unlock()
 	p.Done = sp.done.Load()
-	p.Spilled = sp.spilled.Load()
+	p.Spilled = sp.spilled.Load() + db.b.termsSpilled.Load()
+	p.TermsSpilled = db.b.termsSpilled.Load()
 	return p
 }
 
@@ -588,17 +595,28 @@ func (db *DatasetBuilder) WriteSnapshot(dir string) (err error) {
 		st.mu.Unlock()
 	}
 	sp.phase("dictionary", 0, 0)
-	ren, err := b.renumber()
-	if err != nil {
-		return fmt.Errorf("cannot build the dictionary: %w", err)
+	setTotal := func(n uint64) {
+		sp.mu.Lock()
+		sp.progress.Total = n
+		sp.mu.Unlock()
 	}
-	sp.mu.Lock()
-	sp.progress.Total = ren.n
-	sp.mu.Unlock()
-	remap := ren.remap
-	ren.remap = termRemap{}
-	dict := b.layoutDictReleasing(ren, &sp.done)
-	ren = renumbering{}
+	var dict *Dict
+	var remap termRemap
+	if b.sealed() {
+		// Bounded interning: one stripe in memory at a time.
+		if dict, remap, err = b.buildSealedDict(sp.opts.Dir, &sp.done, setTotal); err != nil {
+			return err
+		}
+	} else {
+		ren, err := b.renumber()
+		if err != nil {
+			return fmt.Errorf("cannot build the dictionary: %w", err)
+		}
+		setTotal(ren.n)
+		remap = ren.remap
+		ren.remap = termRemap{}
+		dict = b.layoutDictReleasing(ren, &sp.done)
+	}
 
 	dir = filepath.Clean(dir)
 	tmp, err := createTempDir(dir)

@@ -118,6 +118,9 @@ func TestWriteSnapshotOutOfCore(t *testing.T) {
 			if memory > 0 && memory < 1<<20 && p.Spilled == 0 {
 				t.Errorf("shards %d, memory %d: nothing was spilled", shards, memory)
 			}
+			if memory > 0 && memory <= 64<<10 && p.TermsSpilled == 0 {
+				t.Errorf("shards %d, memory %d: no interning generation was sealed", shards, memory)
+			}
 			if memory == 1<<30 && p.Spilled != 0 {
 				t.Errorf("shards %d: %d bytes spilled within a budget that holds everything", shards, p.Spilled)
 			}
@@ -149,7 +152,7 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 
 // TestBuildAfterSpill: Build reads spilled chunks back.
 func TestBuildAfterSpill(t *testing.T) {
-	qs := spillQuads(3000)
+	qs := spillQuads(6000)
 	ref, _ := NewDatasetBuilder(2)
 	addQuadBatches(t, ref, qs)
 	want, err := ref.Build()
@@ -170,7 +173,24 @@ func TestBuildAfterSpill(t *testing.T) {
 	if got.Triples() != want.Triples() || got.Terms() != want.Terms() {
 		t.Fatalf("after spilling: %d triples, %d terms; want %d, %d", got.Triples(), got.Terms(), want.Triples(), want.Terms())
 	}
-	if db.BuildProgress().Spilled == 0 {
-		t.Fatal("nothing was spilled")
+	// The sealed interning generations are merged as if there were none.
+	wantDir, gotDir := filepath.Join(t.TempDir(), "want"), filepath.Join(t.TempDir(), "got")
+	if err := WriteDataset(wantDir, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteDataset(gotDir, got); err != nil {
+		t.Fatal(err)
+	}
+	wf, gf := snapshotFiles(t, wantDir), snapshotFiles(t, gotDir)
+	if len(wf) != len(gf) {
+		t.Fatalf("%d files, want %d", len(gf), len(wf))
+	}
+	for name, b := range wf {
+		if !bytes.Equal(gf[name], b) {
+			t.Errorf("%s differs from the unspilled build's", name)
+		}
+	}
+	if p := db.BuildProgress(); p.Spilled == 0 || p.TermsSpilled == 0 {
+		t.Fatalf("nothing was spilled: %+v", p)
 	}
 }
