@@ -87,16 +87,21 @@ type Node struct {
 	// The replicated log (replicate.go): raft, the versions each node
 	// applied, the newest applied dataset (tip; ds0 is the snapshot's,
 	// owned by the service) and the queues of Raft messages per peer.
-	raft    *raftlog.Node
-	raftp   atomic.Pointer[raftlog.Node] // raft, for the goroutines started before it
-	vs      *versions
-	tipMu   sync.Mutex
-	tip     *graphstore.Dataset
-	ds0     *graphstore.Dataset
-	raftOut []chan []byte
-	raftWG  sync.WaitGroup
-	stopOut chan struct{}
-	snap    *snapshots // the log's snapshots (snapshot.go)
+	raft *raftlog.Node
+	prop *proposer // gathers the writes made here into entries (propose.go)
+	// requests counts the write requests applied since the cluster's
+	// snapshot (a snapshot of the log carries it): every node has the same
+	// count at the same version, and a request applied twice counts twice.
+	requests atomic.Uint64
+	raftp    atomic.Pointer[raftlog.Node] // raft, for the goroutines started before it
+	vs       *versions
+	tipMu    sync.Mutex
+	tip      *graphstore.Dataset
+	ds0      *graphstore.Dataset
+	raftOut  []chan []byte
+	raftWG   sync.WaitGroup
+	stopOut  chan struct{}
+	snap     *snapshots // the log's snapshots (snapshot.go)
 
 	// Catching up after a start (catchup.go): the version a peer had
 	// applied when this node looked (what it waits for), and whether it
@@ -282,6 +287,9 @@ func (n *Node) Close() error {
 	if n.raft != nil {
 		n.raft.Close() // no more applies
 	}
+	if n.prop != nil {
+		n.prop.close()
+	}
 	if n.fabric != nil {
 		n.fabric.Close()
 	}
@@ -322,10 +330,11 @@ var (
 	descLeader   = prometheus.NewDesc("wukongd_raft_leader", "The node index of the replicated log's leader this node knows (-1: none).", nil, nil)
 	descRaft     = prometheus.NewDesc("wukongd_raft_index", "Entries of the replicated log on this node, by kind (commit, applied).", []string{"kind"}, nil)
 	descTerm     = prometheus.NewDesc("wukongd_raft_term", "The Raft term this node is in.", nil, nil)
+	descRequests = prometheus.NewDesc("wukongd_cluster_requests_applied", "Write requests applied on this node since the cluster's snapshot (an entry of the replicated log carries many).", nil, nil)
 )
 
 func (c *peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPeerUp, descPeerOps, descPeerByte, descPeerRTT, descPeerConn, descServed, descVersion, descLeader, descRaft, descTerm} {
+	for _, d := range []*prometheus.Desc{descPeerUp, descPeerOps, descPeerByte, descPeerRTT, descPeerConn, descServed, descVersion, descLeader, descRaft, descTerm, descRequests} {
 		ch <- d
 	}
 }
@@ -341,6 +350,7 @@ func (c *peerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descRaft, prometheus.GaugeValue, float64(st.Commit), "commit")
 		ch <- prometheus.MustNewConstMetric(descRaft, prometheus.GaugeValue, float64(st.Applied), "applied")
 		ch <- prometheus.MustNewConstMetric(descTerm, prometheus.GaugeValue, float64(st.Term))
+		ch <- prometheus.MustNewConstMetric(descRequests, prometheus.GaugeValue, float64(c.n.requests.Load()))
 	}
 	for _, p := range c.n.fabric.Peers() {
 		l := []string{strconv.Itoa(int(p.Node)), p.Addr}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/wukongd/wukongd/cluster/raftlog"
@@ -16,39 +17,36 @@ import (
 	"github.com/wukongd/wukongd/web"
 )
 
-// Writes in a cluster (DESIGN.md §14): any node turns a request into its
-// changes (service.UpdateChanges), proposes them as one entry of the
-// replicated log (package raftlog, a Raft group of every node), and
-// answers once the entry is committed and applied here. Every node
-// applies every entry in log order with graphstore.Dataset.ApplyHosted:
-// the dictionary everywhere, the lists on the shards it holds.
+// Writes in a cluster (DESIGN.md §15): any node turns a request into its
+// changes (service.UpdateChanges), hands them to its proposer, which
+// puts the requests waiting together into one entry of the replicated log
+// (propose.go; package raftlog, a Raft group of every node), and answers
+// once the entry is committed and applied here. Every node applies every
+// entry in log order with graphstore.Dataset.ApplyHosted: the dictionary
+// everywhere, the lists on the shards it holds.
 
-// An entry: format byte, flags byte, the version its changes were
-// computed on (u64), then the changes (wal.AppendChanges). With
+// A request in an entry carries flags and the version its changes were
+// computed on (format 2: propose.go; format 1, one request per entry, is
+// the format byte, flags byte, base version u64 and the changes). With
 // entryReads, the changes came from a WHERE that read that version: they
-// apply only if it is still the newest one (otherwise the entry is a
-// conflict on every node and the proposer evaluates the request again).
+// apply only if it is still the newest one and no earlier request of the
+// entry changed anything (otherwise the request is a conflict on every
+// node and its proposer evaluates it again).
 const (
 	entryFormat = 1
 	entryReads  = 1 << 0
 	entryHeader = 10
 )
 
-func encodeEntry(reads bool, base uint64, changes []graphstore.GraphChange) ([]byte, error) {
-	b := make([]byte, entryHeader, 64)
-	b[0] = entryFormat
-	if reads {
-		b[1] = entryReads
-	}
-	binary.LittleEndian.PutUint64(b[2:], base)
-	return wal.AppendChanges(b, changes)
-}
-
 // outcome is what applying an entry gave, on every node alike.
 type outcome struct {
 	version  uint64 // the version it made
 	conflict bool   // its base was not the newest version: not applied
 	err      error  // refused (ErrAllShardsNeeded): not applied
+	// proposeErr: the entry was not proposed, or its outcome is unknown
+	// (past timeout); not set by applyEntry.
+	proposeErr error
+	timeout    time.Duration
 }
 
 // errRefused marks a change the cluster cannot apply.
@@ -97,6 +95,7 @@ func (n *Node) openRaft() error {
 		return err
 	}
 	n.raft = r
+	n.prop = newProposer(n)
 	n.raftp.Store(r)
 	step := func(from rdmakv.NodeID, batch []byte) {
 		err := eachRaftMessage(batch, func(msg []byte) error {
@@ -199,15 +198,17 @@ func eachRaftMessage(batch []byte, fn func(msg []byte) error) error {
 }
 
 // applyEntry applies one committed entry (raftlog's Apply): every node
-// gets the same outcome from the same entry on the same version.
+// gets the same outcomes from the same entry on the same version. The
+// requests of an entry apply together, in one ApplyHosted (one version),
+// less the ones left out: a request that cannot be decoded or is refused,
+// and one whose changes came from a WHERE on a version that is no longer
+// the newest (or that an earlier request of the entry changed) — a
+// conflict, its proposer evaluates it again. It returns one outcome per
+// request, in the entry's order.
 func (n *Node) applyEntry(index uint64, data []byte) (any, error) {
-	if len(data) < entryHeader || data[0] != entryFormat {
-		return outcome{err: fmt.Errorf("%w: log entry %d is not a change (format %d)", errRefused, index, data[0])}, nil
-	}
-	reads, base := data[1]&entryReads != 0, binary.LittleEndian.Uint64(data[2:])
-	changes, err := wal.DecodeChanges(data[entryHeader:])
+	reqs, err := decodeEntry(data)
 	if err != nil {
-		return outcome{err: fmt.Errorf("%w: log entry %d: %v", errRefused, index, err)}, nil
+		return []outcome{{err: fmt.Errorf("%w: log entry %d is not a change: %v", errRefused, index, err)}}, nil
 	}
 	n.tipMu.Lock()
 	defer n.tipMu.Unlock()
@@ -215,28 +216,124 @@ func (n *Node) applyEntry(index uint64, data []byte) (any, error) {
 	if tip == nil {
 		return nil, errors.New("the node is closing")
 	}
-	if reads && tip.Version() != base {
-		return outcome{conflict: true}, nil
-	}
-	nd, err := tip.ApplyHosted(context.Background(), changes...)
-	if err != nil {
-		if errors.Is(err, graphstore.ErrAllShardsNeeded) {
-			return outcome{err: fmt.Errorf("%w: %v", errRefused, err)}, nil
+	outs := make([]outcome, len(reqs))
+	var keep []int // the requests that go in, in order
+	changed := false
+	for i, r := range reqs {
+		switch {
+		case r.err != nil:
+			outs[i].err = fmt.Errorf("%w: log entry %d, request %d: %v", errRefused, index, i, r.err)
+		case r.reads && (r.base != tip.Version() || changed):
+			outs[i].conflict = true
+		default:
+			if err := refusedHosted(r.changes); err != nil {
+				outs[i].err = err
+				continue
+			}
+			keep = append(keep, i)
+			changed = changed || len(r.changes) > 0
 		}
-		return nil, err // the node cannot follow the log any more
 	}
-	n.tip = nd
-	grew := nd.Dict().Len() != tip.Dict().Len()
-	if tip != n.ds0 {
-		tip.Close()
+	changes := joinChanges(reqs, keep)
+	var nd *graphstore.Dataset
+	if len(changes) > 0 {
+		nd, err = tip.ApplyHosted(context.Background(), changes...)
+		if errors.Is(err, graphstore.ErrAllShardsNeeded) {
+			// One of them is refused on this state (a plain vertex newly
+			// used as a predicate or class): find which, the same way on
+			// every node — each request in order goes in if it applies
+			// after the ones that went in before it.
+			var in []int
+			for _, i := range keep {
+				t, terr := tip.ApplyHosted(context.Background(), joinChanges(reqs, append(slices.Clone(in), i))...)
+				switch {
+				case errors.Is(terr, graphstore.ErrAllShardsNeeded):
+					outs[i].err = fmt.Errorf("%w: %v", errRefused, terr)
+					continue
+				case terr != nil:
+					return nil, terr
+				}
+				if derr := t.Discard(); derr != nil {
+					return nil, derr
+				}
+				in = append(in, i)
+			}
+			keep, changes = in, joinChanges(reqs, in)
+			nd, err = nil, nil
+			if len(changes) > 0 {
+				nd, err = tip.ApplyHosted(context.Background(), changes...)
+			}
+		}
+		if err != nil {
+			return nil, err // the node cannot follow the log any more
+		}
 	}
-	n.snap.net.add(changes)
-	n.shards.setDict(nd.Dict())
-	if grew {
-		n.termsAdded()
+	v := tip.Version()
+	if nd != nil {
+		n.tip = nd
+		v = nd.Version()
+		grew := nd.Dict().Len() != tip.Dict().Len()
+		if tip != n.ds0 {
+			tip.Close()
+		}
+		n.snap.net.add(changes)
+		n.shards.setDict(nd.Dict())
+		if grew {
+			n.termsAdded()
+		}
+		n.vs.set(v)
 	}
-	n.vs.set(nd.Version())
-	return outcome{version: nd.Version()}, nil
+	for _, i := range keep {
+		outs[i].version = v
+	}
+	n.requests.Add(uint64(len(keep)))
+	return outs, nil
+}
+
+// joinChanges returns the changes of the requests keep, in order, with
+// neighbours that can be one change made one (coalesce).
+func joinChanges(reqs []batchedRequest, keep []int) []graphstore.GraphChange {
+	if len(keep) == 1 {
+		return reqs[keep[0]].changes
+	}
+	var all []graphstore.GraphChange
+	for _, i := range keep {
+		all = append(all, reqs[i].changes...)
+	}
+	return coalesce(all)
+}
+
+// coalesce makes a change of each run of changes that apply as one: the
+// same graph, no CLEAR or DROP after the first, and no deletes after
+// inserts (a change deletes before it inserts). Applying the result is
+// applying the changes one after another — the same triples, and new
+// terms met in the same order (the same IDs) — but a store's list that
+// many requests of an entry touch is read and written once, not once per
+// request.
+func coalesce(changes []graphstore.GraphChange) []graphstore.GraphChange {
+	var out []graphstore.GraphChange
+	for _, c := range changes {
+		if k := len(out) - 1; k >= 0 {
+			last := &out[k]
+			if last.Graph == c.Graph && !c.Clear && !c.Drop && (len(c.Delete) == 0 || len(last.Insert) == 0) {
+				// slices.Clip: the decoded changes may share a backing array.
+				last.Delete = append(slices.Clip(last.Delete), c.Delete...)
+				last.Insert = append(slices.Clip(last.Insert), c.Insert...)
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// refusedHosted refuses, at apply, what ApplyHosted refuses whatever the
+// state (the proposer checked it too: checkChanges).
+func refusedHosted(changes []graphstore.GraphChange) error {
+	if err := checkChanges(changes); err != nil {
+		return fmt.Errorf("%w: %v", errRefused, err)
+	}
+	return nil
 }
 
 // checkChanges refuses, before proposing, what ApplyHosted refuses.
@@ -253,16 +350,12 @@ func checkChanges(changes []graphstore.GraphChange) error {
 }
 
 // write evaluates a request into its changes at the newest version
-// applied here, proposes them and waits until they are applied here. A
-// conflict (a WHERE read a version that is no longer the newest)
-// evaluates the request again.
+// applied here, hands them to the proposer (propose.go) and waits until
+// its entry is applied here. A conflict (a WHERE read a version that is
+// no longer the newest) evaluates the request again.
 func (n *Node) write(ctx context.Context, eval func(ctx context.Context) ([]graphstore.GraphChange, bool, error)) error {
 	if err := n.writable(); err != nil {
 		return err
-	}
-	timeout := n.cfg.WriteTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
 	}
 	for attempt := 0; ; attempt++ {
 		v := n.vs.current()
@@ -273,18 +366,17 @@ func (n *Node) write(ctx context.Context, eval func(ctx context.Context) ([]grap
 		if err := checkChanges(changes); err != nil {
 			return err
 		}
-		entry, err := encodeEntry(reads, v, changes)
+		data, err := wal.AppendChanges(nil, changes)
 		if err != nil {
 			return fmt.Errorf("%w: %v", web.ErrBadRequest, err)
 		}
-		pctx, cancel := context.WithTimeout(ctx, timeout)
-		_, res, err := n.raft.Propose(pctx, entry)
-		cancel()
+		out, err := n.prop.submit(ctx, &request{reads: reads, base: v, data: data})
 		if err != nil {
-			return n.proposeError(ctx, err, timeout)
+			return err // ctx: the outcome is unknown
 		}
-		out := res.(outcome)
 		switch {
+		case out.proposeErr != nil:
+			return n.proposeError(ctx, out.proposeErr, out.timeout)
 		case out.err != nil:
 			return fmt.Errorf("%w: %v", web.ErrUnsupported, out.err)
 		case out.conflict && attempt < 50:

@@ -47,8 +47,9 @@ import (
 
 const (
 	snapMagic      = "WKRS"
-	snapFormat     = 1
-	snapHeader     = 4 + 1 + 8 + 8 // magic, format, index, version
+	snapFormat     = 2
+	snapHeader     = 4 + 1 + 8 + 8 + 8 // magic, format, index, version, requests
+	snapHeader1    = 4 + 1 + 8 + 8     // format 1: no requests
 	snapDescFormat = 1
 	snapDescLen    = 1 + 4 + 8 + 8 + 4 // format, holder node, index, length, CRC-32C
 	snapChunk      = 256 << 10
@@ -130,12 +131,13 @@ func (nc *netChanges) changes() []graphstore.GraphChange {
 	return []graphstore.GraphChange{{Insert: nc.ins}, {Delete: del}}
 }
 
-func encodeSnapshot(index, version uint64, nc *netChanges) ([]byte, error) {
+func encodeSnapshot(index, version, requests uint64, nc *netChanges) ([]byte, error) {
 	b := make([]byte, snapHeader, 64+32*len(nc.ins))
 	copy(b, snapMagic)
 	b[4] = snapFormat
 	binary.LittleEndian.PutUint64(b[5:], index)
 	binary.LittleEndian.PutUint64(b[13:], version)
+	binary.LittleEndian.PutUint64(b[21:], requests)
 	b, err := wal.AppendChanges(b, nc.changes())
 	if err != nil {
 		return nil, err
@@ -144,32 +146,47 @@ func encodeSnapshot(index, version uint64, nc *netChanges) ([]byte, error) {
 }
 
 // decodeSnapshot checks a snapshot file's bytes and returns its index,
-// version and net changes.
-func decodeSnapshot(b []byte) (index, version uint64, nc netChanges, err error) {
-	if len(b) < snapHeader+4 || string(b[:4]) != snapMagic {
-		return 0, 0, nc, errors.New("not a snapshot of the replicated log")
+// version, count of requests applied (0 in format 1, which had none) and
+// net changes.
+func decodeSnapshot(b []byte) (sh snapHead, nc netChanges, err error) {
+	if len(b) < snapHeader1+4 || string(b[:4]) != snapMagic {
+		return sh, nc, errors.New("not a snapshot of the replicated log")
 	}
-	if b[4] != snapFormat {
-		return 0, 0, nc, fmt.Errorf("snapshot format %d, this build reads %d", b[4], snapFormat)
+	head := snapHeader
+	switch b[4] {
+	case 1:
+		head = snapHeader1
+	case snapFormat:
+		if len(b) < snapHeader+4 {
+			return sh, nc, errors.New("a torn snapshot header")
+		}
+	default:
+		return sh, nc, fmt.Errorf("snapshot format %d, this build reads 1 and %d", b[4], snapFormat)
 	}
 	body := b[:len(b)-4]
 	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(b[len(b)-4:]); got != want {
-		return 0, 0, nc, fmt.Errorf("snapshot checksum %08x, want %08x", got, want)
+		return sh, nc, fmt.Errorf("snapshot checksum %08x, want %08x", got, want)
 	}
-	index, version = binary.LittleEndian.Uint64(b[5:]), binary.LittleEndian.Uint64(b[13:])
-	chs, err := wal.DecodeChanges(body[snapHeader:])
+	sh.index, sh.version = binary.LittleEndian.Uint64(b[5:]), binary.LittleEndian.Uint64(b[13:])
+	if head == snapHeader {
+		sh.requests = binary.LittleEndian.Uint64(b[21:])
+	}
+	chs, err := wal.DecodeChanges(body[head:])
 	if err != nil {
-		return 0, 0, nc, fmt.Errorf("snapshot: %w", err)
+		return sh, nc, fmt.Errorf("snapshot: %w", err)
 	}
 	if len(chs) != 2 {
-		return 0, 0, nc, fmt.Errorf("snapshot holds %d changes, want 2", len(chs))
+		return sh, nc, fmt.Errorf("snapshot holds %d changes, want 2", len(chs))
 	}
 	nc.add(chs[:1])
 	for _, t := range chs[1].Delete {
 		nc.state[netKey(t)] &^= netPresent
 	}
-	return index, version, nc, nil
+	return sh, nc, nil
 }
+
+// snapHead is a snapshot's header.
+type snapHead struct{ index, version, requests uint64 }
 
 func snapshotName(index uint64) string { return fmt.Sprintf("snapshot-%020d", index) }
 
@@ -250,7 +267,7 @@ func decodeDesc(d []byte) (snapDesc, error) {
 // net effect of the log up to index and serves it to the peers.
 func (n *Node) takeSnapshot(index uint64) ([]byte, error) {
 	sn := n.snap
-	b, err := encodeSnapshot(index, n.vs.current(), &sn.net)
+	b, err := encodeSnapshot(index, n.vs.current(), n.requests.Load(), &sn.net)
 	if err != nil {
 		return nil, err
 	}
@@ -315,9 +332,9 @@ func (n *Node) fetchSnapshot(ctx context.Context, from, index uint64, desc []byt
 		sn.rejected.Add(1)
 		return fmt.Errorf("snapshot of entry %d from node %d: checksum %08x, want %08x (a torn or changed transfer)", index, d.holder, got, d.crc)
 	}
-	if idx, _, _, err := decodeSnapshot(b); err != nil || idx != index {
+	if sh, _, err := decodeSnapshot(b); err != nil || sh.index != index {
 		sn.rejected.Add(1)
-		return fmt.Errorf("snapshot of entry %d from node %d: %v (entry %d)", index, d.holder, err, idx)
+		return fmt.Errorf("snapshot of entry %d from node %d: %v (entry %d)", index, d.holder, err, sh.index)
 	}
 	if err := writeFileSynced(sn.dir, snapshotName(index), b); err != nil {
 		return fmt.Errorf("cannot keep the snapshot: %w", err)
@@ -338,12 +355,13 @@ func (n *Node) installSnapshot(index uint64, desc []byte) error {
 	if d, err := decodeDesc(desc); err != nil || uint64(len(b)) != d.length || crc32.Checksum(b, castagnoli) != d.crc {
 		return fmt.Errorf("the snapshot file of entry %d does not match its descriptor", index)
 	}
-	idx, version, nc, err := decodeSnapshot(b)
+	sh, nc, err := decodeSnapshot(b)
 	if err != nil {
 		return err
 	}
-	if idx != index {
-		return fmt.Errorf("the snapshot file of entry %d holds entry %d", index, idx)
+	version := sh.version
+	if sh.index != index {
+		return fmt.Errorf("the snapshot file of entry %d holds entry %d", index, sh.index)
 	}
 	n.tipMu.Lock()
 	defer n.tipMu.Unlock()
@@ -367,6 +385,7 @@ func (n *Node) installSnapshot(index uint64, desc []byte) error {
 		}
 		n.vs.setFloor(version)
 		n.vs.set(version)
+		n.requests.Store(sh.requests)
 	}
 	sn.net = nc
 	if err := n.serveSnapshot(b); err != nil {

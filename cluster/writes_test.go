@@ -170,7 +170,7 @@ func TestClusterPartitionWrites(t *testing.T) {
 			nodes := simClusterWith(t, sim, dir, 3, Config{Workers: 2, WriteTimeout: 2 * time.Second})
 			waitWritable(t, nodes)
 			ctx := context.Background()
-			base := nodes[0].Version()
+			base, baseReqs := nodes[0].Version(), nodes[0].requests.Load()
 			acked := map[int]bool{}
 			seq := 0
 			write := func(nd *Node) error {
@@ -249,6 +249,9 @@ func TestClusterPartitionWrites(t *testing.T) {
 				}
 				if v := nd.Version(); v != base+uint64(len(acked)) {
 					t.Fatalf("node %d at version %d: %d writes from %d", nd.cfg.Node, v, len(acked), base)
+				}
+				if r := nd.requests.Load(); r != baseReqs+uint64(len(acked)) {
+					t.Fatalf("node %d applied %d requests: %d writes from %d", nd.cfg.Node, r, len(acked), baseReqs)
 				}
 			}
 		})

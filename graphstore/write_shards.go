@@ -67,6 +67,13 @@ type shardWriter struct {
 	yield  bool
 	list   []ID
 	ids    []uint64
+	// The In list a hosted write read last (out): the in-edges it decides
+	// are toggled only after out, so it holds for the whole call, and the
+	// triples of a batch of requests on one hot object read it once.
+	inList  []ID
+	inKey   Key
+	inShard int
+	inValid bool
 }
 
 func (r *applyRun) newShardWriter(st *Store, insert bool, inShards int, yield bool) *shardWriter {
@@ -91,6 +98,20 @@ func (w *shardWriter) tipList(o int, k Key) []ID {
 	}
 	w.list = w.st.tipList(w.list[:0], o, k)
 	return w.list
+}
+
+// hostedInList is tipList of key k of shard o for out's hosted path,
+// which reads the In lists of objects whose subjects are elsewhere: the
+// same key twice in a row is read once.
+func (w *shardWriter) hostedInList(o int, k Key) []ID {
+	if w.inValid && w.inShard == o && w.inKey == k {
+		return w.inList
+	}
+	w.inList, w.inShard, w.inKey, w.inValid = w.inList[:0], o, k, true
+	if !w.untouched(k.Vertex()) {
+		w.inList = w.st.tipList(w.inList, o, k)
+	}
+	return w.inList
 }
 
 // toggle appends ids (sorted, distinct) to key k of shard o, each
@@ -160,6 +181,7 @@ func (w *shardWriter) stats(verts []ID, sign int64) error {
 func (w *shardWriter) out(triples []idTriple) error {
 	st, r, insert := w.st, w.r, w.insert
 	inAt := func(o int) *[]krec { return &w.in[o%len(w.in)] }
+	w.inValid = false
 	for i := 0; i < len(triples); {
 		if i%4096 == 0 {
 			if err := r.ctx.Err(); err != nil {
@@ -182,7 +204,7 @@ func (w *shardWriter) out(triples []idTriple) error {
 						continue
 					}
 					k := MakeKey(t.o, p, In)
-					list := w.tipList(oo, k)
+					list := w.hostedInList(oo, k)
 					if _, member := slices.BinarySearch(list, s); member != insert {
 						*inAt(oo) = append(*inAt(oo), krec{oo, k, s})
 					}
