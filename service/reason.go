@@ -45,6 +45,11 @@ func (s *Service) applyReasoned(ctx context.Context, ds *graphstore.Dataset, cha
 // and inferred changes go in together) instead of twice (Apply, then
 // ApplyMaintained).
 func (r *reasoner) apply(ctx context.Context, ds *graphstore.Dataset, changes []graphstore.GraphChange, amend bool) (*graphstore.Dataset, error) {
+	if ds.Inferred() != nil {
+		if t, ok := newRole(ds.Dict(), changes); ok {
+			return nil, fmt.Errorf("%w: %w (%v); with reasoning that is not supported: reload with the change", web.ErrBadRequest, graphstore.ErrNewRole, t)
+		}
+	}
 	if ds.Inferred() != nil && r.deriveOnce(changes) {
 		nds, err := r.applyDerived(ctx, ds, changes, amend)
 		if !errors.Is(err, reason.ErrTBoxChange) {
@@ -153,8 +158,8 @@ func (r *reasoner) maintain(ctx context.Context, before, after *graphstore.Datas
 		r.ds, r.m = nil, nil
 		return nil, err
 	}
-	if after.Inferred() == nil {
-		return fail(fmt.Errorf("%w: the change gives a term of the data a new role (a predicate or class), which renumbers the dataset; with reasoning that is not supported: reload with the change", web.ErrBadRequest))
+	if t, ok := movedTerm(before.Dict(), after.Dict(), changes); ok {
+		return fail(fmt.Errorf("%w: %w (%v); with reasoning that is not supported: reload with the change", web.ErrBadRequest, graphstore.ErrNewRole, t))
 	}
 	profile, err := reason.ParseProfile(before.Reasoning())
 	if err != nil {
@@ -270,6 +275,54 @@ func (r *reasoner) maintain(ctx context.Context, before, after *graphstore.Datas
 	after.Close() // superseded before anyone saw it (nd holds its stores' changes)
 	r.ds = nd
 	return nd, nil
+}
+
+// newRole returns a term of dict that an insert of changes (of any
+// graph: a move renumbers the term in all of them) uses as a predicate
+// or as a class (the object of rdf:type) where dict has it as a vertex
+// (outside the low range of predicates and classes): Apply would move it
+// to a new ID. (A term already in the low range only gains a role bit.) Refusing such a change before
+// anything is written keeps every path (one write or two) from having
+// to undo a move.
+func newRole(dict *graphstore.Dict, changes []graphstore.GraphChange) (rdf.Term, bool) {
+	for _, c := range changes {
+		for _, t := range c.Insert {
+			p, ok := dict.Lookup(t.P)
+			if ok && !dict.IsPredicateOrClass(p) {
+				return t.P, true
+			}
+			if ok && p == graphstore.TypeID {
+				if o, ok := dict.Lookup(t.O); ok && !dict.IsPredicateOrClass(o) {
+					return t.O, true
+				}
+			}
+		}
+	}
+	return rdf.Term{}, false
+}
+
+// movedTerm returns a term of the inserts of changes that before's
+// dictionary knows under another ID than after's: Apply moved it (a
+// vertex of the data that became a predicate or class, and its triples
+// with it, in every graph but the inferred layer), which the layer and
+// the maintainer's closure, both in before's IDs, cannot follow. Only an
+// inserted triple gives a term a role, so looking at the inserts' terms
+// finds every move; the cost is the change's, not the dataset's.
+func movedTerm(before, after *graphstore.Dict, changes []graphstore.GraphChange) (rdf.Term, bool) {
+	for _, c := range changes {
+		for _, t := range c.Insert {
+			for _, term := range [3]rdf.Term{t.S, t.P, t.O} {
+				old, ok := before.Lookup(term)
+				if !ok {
+					continue // new in this request: nothing of the data moved
+				}
+				if id, ok := after.Lookup(term); !ok || id != old {
+					return term, true
+				}
+			}
+		}
+	}
+	return rdf.Term{}, false
 }
 
 // maintainerOf reads the closure of ds (explicit and inferred) into a

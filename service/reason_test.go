@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wukongd/wukongd/client"
 	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/loader"
 	"github.com/wukongd/wukongd/rdf"
@@ -359,6 +361,47 @@ func TestNamedGraphsNotReasoned(t *testing.T) {
 	}
 	if got := svc.cur.Load().ds.InferredTriples(); got != inferredBefore {
 		t.Fatalf("a named graph's insert changed the inferred triples: %d, before %d", got, inferredBefore)
+	}
+	checkClosure(t, svc)
+}
+
+// TestReasoningRejectsNewRole: a request that makes a term of the data a
+// class or a predicate (which moves it to a new ID) is refused with 400 on
+// a dataset with reasoning — through the single-write path (one change of
+// the default graph) and through the two-write path (several) alike —
+// and leaves the served closure as it was.
+func TestReasoningRejectsNewRole(t *testing.T) {
+	ds := reasoningLUBM1(t, true)
+	svc := openService(t, func(o Options) (*Service, error) { return NewDataset(ds, o) }, Options{})
+	c, _ := serve(t, svc, nil)
+	ctx := context.Background()
+	const prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>\nPREFIX ex: <http://example.org/>\n"
+	const course = "<http://www.Department0.University0.edu/GraduateCourse0>"
+	before := svc.cur.Load().ds
+	wantExp, wantInf := before.ExplicitTriples(), before.InferredTriples()
+	for _, tc := range []struct{ name, update string }{
+		{"one change, new class", `INSERT DATA { ex:c1 a ` + course + ` }`},
+		{"two changes, new class", `INSERT DATA { ex:s1 a ub:Person } ; INSERT DATA { ex:c1 a ` + course + ` }`},
+		{"two changes, new predicate", `INSERT DATA { ex:s1 a ub:Person } ; INSERT DATA { ex:c1 ` + course + ` ex:c2 }`},
+		{"delete then insert, new class", `DELETE DATA { <http://www.Department0.University0.edu/UndergraduateStudent0> a ub:UndergraduateStudent } ; INSERT DATA { ex:c1 a ` + course + ` }`},
+	} {
+		err := c.Update(ctx, prefix+tc.update)
+		var he *client.HTTPError
+		if !errors.As(err, &he) || he.StatusCode != http.StatusBadRequest {
+			t.Fatalf("%s: %v, want a 400 refusal", tc.name, err)
+		}
+		got := svc.cur.Load().ds
+		if got.ExplicitTriples() != wantExp || got.InferredTriples() != wantInf {
+			t.Fatalf("%s: the refused request changed the dataset: %d explicit + %d inferred, before %d + %d",
+				tc.name, got.ExplicitTriples(), got.InferredTriples(), wantExp, wantInf)
+		}
+		checkClosure(t, svc)
+	}
+	// A term new in the request may become a class in it, and a class
+	// may become a predicate (it is in the low range already): no data
+	// moves.
+	if err := c.Update(ctx, prefix+`INSERT DATA { ex:s1 a ub:Person } ; INSERT DATA { ex:s3 a ex:NewClass . ex:s4 ex:newProp ex:s3 . ex:s4 ub:Course ex:s3 }`); err != nil {
+		t.Fatal(err)
 	}
 	checkClosure(t, svc)
 }
