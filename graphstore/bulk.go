@@ -3,6 +3,7 @@ package graphstore
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"slices"
@@ -51,6 +52,13 @@ type bulkPart struct {
 	ids   []ID
 	terms []rdf.Term
 	roles []byte // the role terms[i] needs, | notInBase if the base dictionary lacks it
+	// seen holds what each raw term (with the role its position needs)
+	// resolved to earlier in the part, by rawKey: a chunk of LUBM names
+	// each of its terms about six times, and a term the dictionary lacks
+	// costs a full probe of the base's hash table and a copy. Dropped at
+	// the part's end (EndPart).
+	seen map[string]ID
+	key  []byte
 }
 
 // notInBase marks a pending term that the base dictionary does not hold
@@ -108,14 +116,14 @@ func (b *BulkInsert) AddRaw(seq int, batch []RawTriple) error {
 		if i > 0 && t.S.Kind == prev.Kind && t.S.Kind != rdf.KindLiteral && string(t.S.Value) == string(prev.Value) {
 			p.ids = append(p.ids, prevID)
 		} else {
-			id, err := p.resolve(b.dict, rawViewTerm(&t.S), 0)
+			id, err := p.resolveRaw(b.dict, &t.S, 0)
 			if err != nil {
 				return err
 			}
 			p.ids = append(p.ids, id)
 			prev, prevID = t.S, id
 		}
-		id, err := p.resolve(b.dict, rawViewTerm(&t.P), rolePredicate)
+		id, err := p.resolveRaw(b.dict, &t.P, rolePredicate)
 		if err != nil {
 			return err
 		}
@@ -124,12 +132,51 @@ func (b *BulkInsert) AddRaw(seq int, batch []RawTriple) error {
 		if string(t.P.Value) == rdf.RDFType {
 			orole = roleClass
 		}
-		if id, err = p.resolve(b.dict, rawViewTerm(&t.O), orole); err != nil {
+		if id, err = p.resolveRaw(b.dict, &t.O, orole); err != nil {
 			return err
 		}
 		p.ids = append(p.ids, id)
 	}
 	return nil
+}
+
+// EndPart drops what part seq keeps only while it is being added to
+// (its terms' cache): no more batches of seq follow.
+func (b *BulkInsert) EndPart(seq int) {
+	p := b.part(seq)
+	p.seen, p.key = nil, nil
+}
+
+// resolveRaw is resolve for a term given as bytes, through the part's
+// cache of the terms it resolved before: a term seen again in the part
+// gets the same ID or pending reference without a dictionary probe.
+// Under the lock, bulkIDs gives a pending term its ID at its first
+// reference, which is the term's first occurrence in the part, so IDs
+// are handed out in the same order as without the cache.
+func (p *bulkPart) resolveRaw(d *Dict, t *RawTerm, role byte) (ID, error) {
+	k := append(p.key[:0], byte(t.Kind), role)
+	if t.Kind == rdf.KindLiteral {
+		k = binary.AppendUvarint(k, uint64(len(t.Value)))
+		k = binary.AppendUvarint(k, uint64(len(t.Datatype)))
+		k = append(k, t.Value...)
+		k = append(k, t.Datatype...)
+		k = append(k, t.Lang...)
+	} else {
+		k = append(k, t.Value...)
+	}
+	p.key = k
+	if id, ok := p.seen[string(k)]; ok {
+		return id, nil
+	}
+	id, err := p.resolve(d, rawViewTerm(t), role)
+	if err != nil {
+		return 0, err
+	}
+	if p.seen == nil {
+		p.seen = make(map[string]ID, 1024)
+	}
+	p.seen[string(k)] = id
+	return id, nil
 }
 
 // Add is AddRaw for terms given as strings.
@@ -296,9 +343,19 @@ func (r *applyRun) bulk(ctx context.Context, graph rdf.Term, clear bool, b *Bulk
 	slices.SortFunc(recs, func(a, b bulkRec) int { return cmp.Compare(a.seq, b.seq) })
 	// Each term is decoded once (its strings shared by its triples); the
 	// previous triple's terms are reused without a lookup.
+	// The vertices this run made (most terms of a body of new data) are
+	// read from the overlay by index, the others decoded through a map.
 	dict := r.dict.tip()
+	ov := dict.ov
+	ov.mu.RLock()
+	made := ov.v[r.undo.dict.v:dict.ovV]
+	ov.mu.RUnlock()
+	first := FirstVertexID + ID(ov.nv0) + ID(r.undo.dict.v)
 	terms := map[ID]rdf.Term{}
 	term := func(id ID) rdf.Term {
+		if id >= first && id-first < ID(len(made)) {
+			return made[id-first]
+		}
 		t, ok := terms[id]
 		if !ok {
 			t, _ = dict.Term(id)
@@ -307,6 +364,7 @@ func (r *applyRun) bulk(ctx context.Context, graph rdf.Term, clear bool, b *Bulk
 		return t
 	}
 	change.Insert = make([]rdf.Triple, len(recs))
+	change.InsertIDs = make([]IDTriple, len(recs))
 	var prev bulkRec
 	for i, x := range recs {
 		if i%4096 == 0 {
@@ -326,6 +384,7 @@ func (r *applyRun) bulk(ctx context.Context, graph rdf.Term, clear bool, b *Bulk
 			t.P = term(x.p)
 		}
 		t.O = term(x.o)
+		change.InsertIDs[i] = IDTriple{x.s, x.p, x.o}
 		prev = x
 	}
 	return change, nil
@@ -378,11 +437,15 @@ func (r *applyRun) bulkIDs(ctx context.Context, b *BulkInsert) ([]bulkRec, error
 		moved[id] = to
 		return to, nil
 	}
-	n := 0
+	n, pending := 0, 0
 	for _, p := range b.parts {
 		if p != nil {
 			n += len(p.ids) / 3
+			pending += len(p.terms)
 		}
+	}
+	if pending >= 4096 {
+		r.dict.ov.reserve(pending)
 	}
 	recs := make([]bulkRec, 0, n)
 	var seq uint64
@@ -390,6 +453,9 @@ func (r *applyRun) bulkIDs(ctx context.Context, b *BulkInsert) ([]bulkRec, error
 		if p == nil {
 			continue
 		}
+		// A pending term's ID, once given (its later references in the
+		// part; an alias this run makes later is applied below).
+		given := make([]ID, len(p.terms))
 		for i := 0; i+2 < len(p.ids); i += 3 {
 			if seq%4096 == 0 {
 				if err := ctx.Err(); err != nil {
@@ -402,11 +468,14 @@ func (r *applyRun) bulkIDs(ctx context.Context, b *BulkInsert) ([]bulkRec, error
 				var err error
 				if id&pendingID != 0 {
 					k := id &^ pendingID
-					if role := p.roles[k]; role&notInBase != 0 && sameLineage {
+					if given[k] != 0 {
+						id = given[k]
+					} else if role := p.roles[k]; role&notInBase != 0 && sameLineage {
 						id, err = r.idNew(ctx, p.terms[k], role&^notInBase)
 					} else {
 						id, err = r.id(ctx, p.terms[k], role&^notInBase)
 					}
+					given[k] = id
 				} else if len(moved) > 0 || !sameLineage {
 					id, err = translate(id)
 				}

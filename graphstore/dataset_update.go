@@ -50,12 +50,18 @@ func (s *Store) EachTriple(ctx context.Context, fn func(s, p, o ID) error) error
 // named graph is created by a non-empty Insert). A Delete of a triple
 // that is not there, or mentions a term the dataset does not know, does
 // nothing.
+//
+// InsertIDs, when not nil, holds the IDs of Insert's triples, in the same
+// order, in the dataset the change made (ApplyBulk sets it): the log's
+// encoder keys its term table by ID instead of hashing millions of terms.
+// Apply ignores it; code that builds or edits a change leaves it nil.
 type GraphChange struct {
-	Graph  rdf.Term // the zero Term: the default graph; else an IRI or a blank node
-	Drop   bool
-	Clear  bool
-	Delete []rdf.Triple
-	Insert []rdf.Triple
+	Graph     rdf.Term // the zero Term: the default graph; else an IRI or a blank node
+	Drop      bool
+	Clear     bool
+	Delete    []rdf.Triple
+	Insert    []rdf.Triple
+	InsertIDs []IDTriple
 }
 
 // ReplaceGraph returns a dataset in which graph name (zero: the default

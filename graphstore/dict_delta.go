@@ -2,6 +2,7 @@ package graphstore
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/wukongd/wukongd/rdf"
@@ -194,6 +195,22 @@ func (o *dictOverlay) add(t rdf.Term, role byte) (ID, error) {
 		o.ids[termKey(t)] = id
 	}
 	return id, nil
+}
+
+// reserve makes room for n more vertex terms (a bulk insertion about to
+// intern that many at most), so the overlay's list and map do not grow
+// by doubling — each doubling of the map rehashes every term in it.
+func (o *dictOverlay) reserve(n int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.v = slices.Grow(o.v, n)
+	if n > len(o.ids) {
+		ids := make(map[rdf.Term]ID, len(o.ids)+n)
+		for t, id := range o.ids {
+			ids[t] = id
+		}
+		o.ids = ids
+	}
 }
 
 // addRole records role bits gained by low-range ID id.

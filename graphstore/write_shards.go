@@ -182,6 +182,7 @@ func (w *shardWriter) out(triples []idTriple) error {
 	st, r, insert := w.st, w.r, w.insert
 	inAt := func(o int) *[]krec { return &w.in[o%len(w.in)] }
 	w.inValid = false
+	w.reserve(triples)
 	for i := 0; i < len(triples); {
 		if i%4096 == 0 {
 			if err := r.ctx.Err(); err != nil {
@@ -240,11 +241,40 @@ func (w *shardWriter) out(triples []idTriple) error {
 	return nil
 }
 
+// reserve makes room for what out appends for triples at most: an
+// in-edge (or type index) record per triple on its shard, two index
+// records per (s, p) group. A big write's lists have millions of
+// records, which growing by doubling copies about twice over.
+func (w *shardWriter) reserve(triples []idTriple) {
+	if len(triples) < parallelWriteMin {
+		return
+	}
+	counts := make([]int, len(w.in))
+	groups := 0
+	for i, t := range triples {
+		o := t.o
+		if t.p == TypeID {
+			o = t.s
+		}
+		counts[w.st.Owner(o)%len(w.in)]++
+		if i == 0 || t.s != triples[i-1].s || t.p != triples[i-1].p {
+			groups++
+		}
+	}
+	for o, n := range counts {
+		w.in[o] = slices.Grow(w.in[o], n)
+	}
+	w.idx = slices.Grow(w.idx, 2*groups)
+}
+
 // rest toggles the in-edges and the type index (inRecs), then the index
 // vertices, then the predicates of each shard, then the shared lists of
 // IDs that are both a class and a predicate.
 func (w *shardWriter) rest(inRecs []krec) error {
 	r := w.r
+	if len(inRecs) >= parallelWriteMin {
+		w.idx = slices.Grow(w.idx, 2*len(inRecs)) // at most two a key
+	}
 	if err := w.toggleGroups(inRecs, w.sign, func(o int, k Key, before, after int64) {
 		if v := k.Vertex(); v != IndexVertex && (before == 0) != (after == 0) {
 			w.idx = append(w.idx, krec{o, MakeKey(IndexVertex, k.Pred(), In), v}, krec{o, MakeKey(v, AllPredicates, In), k.Pred()})
@@ -474,7 +504,11 @@ func (r *applyRun) writeShards(g *writeGraph, triples []idTriple, verts []ID, in
 		return err
 	}
 	return round(func(o int, w *shardWriter) error {
-		var in []krec
+		n := 0
+		for _, x := range ws {
+			n += len(x.in[o])
+		}
+		in := make([]krec, 0, n)
 		for _, x := range ws {
 			in = append(in, x.in[o]...)
 		}

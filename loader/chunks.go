@@ -15,11 +15,13 @@ import (
 // them: Seq numbers the chunk of the input it comes from (0, 1, … in
 // input order; a chunk's batches come in order, from one goroutine).
 // Graph is the zero Term for the default graph. The bytes of the triples
-// are valid only during the call.
+// are valid only during the call. Last marks a chunk's last batch (which
+// may be empty): no more batches of Seq follow.
 type RawBatch struct {
 	Seq     int
 	Graph   rdf.Term
 	Triples []graphstore.RawTriple
+	Last    bool
 }
 
 // ParseChunks parses an N-Triples (quads false) or N-Quads stream on
@@ -175,8 +177,10 @@ type chunkWorker struct {
 func (w *chunkWorker) run(chunk []byte, seq, line int, opts Options) error {
 	w.seq, w.graph = seq, rdf.Term{}
 	err := w.p.parseChunk(chunk, line, opts, w.add)
-	if ferr := w.flush(); err == nil {
-		err = ferr
+	if err == nil {
+		err = w.fn(RawBatch{Seq: w.seq, Graph: w.graph, Triples: w.raw, Last: true})
+		clear(w.raw)
+		w.raw, w.side = w.raw[:0], w.side[:0]
 	}
 	return err
 }

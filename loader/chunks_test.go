@@ -39,14 +39,26 @@ func parseChunked(doc []byte, quads bool, size, workers int, opts Options) ([]rd
 	defer func() { chunkBytes = old }()
 	var mu sync.Mutex
 	bySeq := map[int][]rdf.Quad{}
+	ended := map[int]bool{} // the chunks whose Last batch came
 	err := ParseChunks(context.Background(), bytes.NewReader(doc), quads, opts, workers, func(b RawBatch) error {
 		mu.Lock()
 		defer mu.Unlock()
+		if ended[b.Seq] {
+			return fmt.Errorf("a batch of chunk %d after its last", b.Seq)
+		}
+		ended[b.Seq] = b.Last
 		for _, t := range b.Triples {
 			bySeq[b.Seq] = append(bySeq[b.Seq], rdf.Quad{S: termOfRaw(t.S), P: termOfRaw(t.P), O: termOfRaw(t.O), G: b.Graph})
 		}
 		return nil
 	})
+	if err == nil {
+		for seq, last := range ended {
+			if !last {
+				return nil, fmt.Errorf("chunk %d had no last batch", seq)
+			}
+		}
+	}
 	var out []rdf.Quad
 	for seq := 0; len(bySeq) > 0; seq++ {
 		out = append(out, bySeq[seq]...)

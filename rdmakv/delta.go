@@ -123,11 +123,16 @@ func deltaRefParts(ref uint64) (off, n uint64) { return ref >> deltaLenBits, ref
 // DeltaUndo records what Append changed, so that Rollback can take it back
 // (a version that was built and then dropped before any reader saw it).
 type DeltaUndo struct {
-	top   uint64
-	keys  int64
-	saved []deltaSaved
+	top  uint64
+	keys int64
+	// saved is in blocks of undoBlock entries, so that the undo of a big
+	// write (two entries per new key: millions) grows without copying.
+	saved [][]deltaSaved
 	valid bool
 }
+
+// undoBlock is the entries of one block of DeltaUndo.saved.
+const undoBlock = 4096
 
 type deltaSaved struct {
 	at, old uint64 // word index and its value before
@@ -142,7 +147,11 @@ func (t *DeltaTable) Mark(u *DeltaUndo) {
 
 func (t *DeltaTable) store(u *DeltaUndo, at, v uint64) {
 	if u != nil {
-		u.saved = append(u.saved, deltaSaved{at, atomic.LoadUint64(&t.words[at])})
+		if n := len(u.saved); n == 0 || len(u.saved[n-1]) == undoBlock {
+			u.saved = append(u.saved, make([]deltaSaved, 0, undoBlock))
+		}
+		last := &u.saved[len(u.saved)-1]
+		*last = append(*last, deltaSaved{at, atomic.LoadUint64(&t.words[at])})
 	}
 	atomic.StoreUint64(&t.words[at], v)
 }
@@ -154,8 +163,11 @@ func (t *DeltaTable) Rollback(u *DeltaUndo) {
 	if !u.valid || t.closed.Load() {
 		return
 	}
-	for i := len(u.saved) - 1; i >= 0; i-- {
-		atomic.StoreUint64(&t.words[u.saved[i].at], u.saved[i].old)
+	for b := len(u.saved) - 1; b >= 0; b-- {
+		blk := u.saved[b]
+		for i := len(blk) - 1; i >= 0; i-- {
+			atomic.StoreUint64(&t.words[blk[i].at], blk[i].old)
+		}
 	}
 	t.top = u.top
 	t.keys.Store(u.keys)

@@ -71,10 +71,11 @@ func TestDeltaTable(t *testing.T) {
 			start = e
 		}
 	}
-	// Rollback of stamp 6 leaves stamp 5's state.
+	// Rollback of stamp 6 leaves stamp 5's state (an undo of more than
+	// one block of entries).
 	var u DeltaUndo
 	d.Mark(&u)
-	for k := uint64(0); k < keys+50; k++ {
+	for k := uint64(0); k < keys+5000; k++ {
 		if err := d.Append(k, 6, []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9}, &u); err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +84,7 @@ func TestDeltaTable(t *testing.T) {
 	if d.Keys() != keys {
 		t.Fatalf("%d keys after rollback, want %d", d.Keys(), keys)
 	}
-	for k := uint64(0); k < keys+50; k++ {
+	for k := uint64(0); k < keys+5000; k++ {
 		if got := AppendVisible(nil, d.Records(k), 99); !slices.Equal(got, want[5][k]) {
 			t.Fatalf("key %d after rollback: %v, want %v", k, got, want[5][k])
 		}

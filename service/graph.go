@@ -158,12 +158,16 @@ func (s *Service) parseDoc(ctx context.Context, f loader.Format, base string, r 
 		// A worker per processor: while queries run, one fewer parse at
 		// once (internal/cpugate), so queries keep a processor.
 		err := loader.ParseChunks(ctx, r, f == loader.NQuads, opts, runtime.GOMAXPROCS(0), func(b loader.RawBatch) error {
-			if !b.Graph.IsZero() {
+			if !b.Graph.IsZero() && len(b.Triples) > 0 {
 				return errGraphInBody(b.Graph)
 			}
 			for n := next.Load(); int64(seq+b.Seq) >= n && !next.CompareAndSwap(n, int64(seq+b.Seq+1)); n = next.Load() {
 			}
-			return bulk.AddRaw(seq+b.Seq, b.Triples)
+			err := bulk.AddRaw(seq+b.Seq, b.Triples)
+			if b.Last {
+				bulk.EndPart(seq + b.Seq)
+			}
+			return err
 		})
 		return int(next.Load()), err
 	}

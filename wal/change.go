@@ -39,6 +39,15 @@ var ErrBadRecord = errors.New("bad change record")
 type changeEncoder struct {
 	dst   []byte
 	terms map[rdf.Term]uint64
+	// Terms tripleIDs defined, not yet in terms (a record of one bulk
+	// change never needs them there); n counts every defined term.
+	later []definedTerm
+	n     uint64
+}
+
+type definedTerm struct {
+	t   rdf.Term
+	ref uint64
 }
 
 func (e *changeEncoder) uvarint(v uint64) { e.dst = binary.AppendUvarint(e.dst, v) }
@@ -55,10 +64,26 @@ func (e *changeEncoder) term(t rdf.Term) error {
 
 // termRef writes t's reference (and t, the first time) and returns it.
 func (e *changeEncoder) termRef(t rdf.Term) (uint64, error) {
+	for _, x := range e.later {
+		if _, ok := e.terms[x.t]; !ok {
+			e.terms[x.t] = x.ref
+		}
+	}
+	e.later = e.later[:0]
 	if i, ok := e.terms[t]; ok {
 		e.uvarint(i)
 		return i, nil
 	}
+	i, err := e.define(t)
+	if err == nil {
+		e.terms[t] = i
+	}
+	return i, err
+}
+
+// define writes the next reference and t's definition, and returns the
+// reference.
+func (e *changeEncoder) define(t rdf.Term) (uint64, error) {
 	var kind byte
 	switch t.Kind {
 	case rdf.KindIRI:
@@ -70,8 +95,8 @@ func (e *changeEncoder) termRef(t rdf.Term) (uint64, error) {
 	default:
 		return 0, fmt.Errorf("cannot log %v: not an RDF term", t)
 	}
-	i := uint64(len(e.terms))
-	e.terms[t] = i
+	i := e.n
+	e.n++
 	e.uvarint(i)
 	e.dst = append(e.dst, kind)
 	e.str(t.Value)
@@ -105,6 +130,49 @@ func (e *changeEncoder) triples(ts []rdf.Triple) error {
 	return nil
 }
 
+// tripleIDs is triples for ts whose terms have the IDs ids (one ID per
+// term): a term is hashed once, when its ID is first seen, so the bytes
+// are the ones triples writes.
+func (e *changeEncoder) tripleIDs(ts []rdf.Triple, ids []graphstore.IDTriple) error {
+	e.uvarint(uint64(len(ts)))
+	refs := make(map[graphstore.ID]uint64, len(ts)/4)
+	earlier := len(e.terms) > 0 || len(e.later) > 0 // terms defined before (a graph name, deletes)
+	var prev [3]graphstore.ID
+	var prevRef [3]uint64
+	for i, t := range ts {
+		x := ids[i]
+		for j, id := range [3]graphstore.ID{x.S, x.P, x.O} {
+			if id == prev[0] || id == prev[1] || id == prev[2] {
+				k := 0
+				for prev[k] != id {
+					k++
+				}
+				e.uvarint(prevRef[k])
+				continue
+			}
+			ref, ok := refs[id]
+			if ok {
+				e.uvarint(ref)
+			} else {
+				var err error
+				if earlier {
+					ref, err = e.termRef([3]rdf.Term{t.S, t.P, t.O}[j])
+				} else if term := [3]rdf.Term{t.S, t.P, t.O}[j]; true {
+					if ref, err = e.define(term); err == nil {
+						e.later = append(e.later, definedTerm{term, ref})
+					}
+				}
+				if err != nil {
+					return err
+				}
+				refs[id] = ref
+			}
+			prev[j], prevRef[j] = id, ref
+		}
+	}
+	return nil
+}
+
 // recent returns the index in prev of a term equal to x (-1: none).
 func (e *changeEncoder) recent(x rdf.Term, prev *[3]rdf.Term, prevRef *[3]uint64) int {
 	for i := range prev {
@@ -118,6 +186,13 @@ func (e *changeEncoder) recent(x rdf.Term, prev *[3]rdf.Term, prevRef *[3]uint64
 // AppendChanges appends the record payload of changes (one request's
 // change, in order) to dst.
 func AppendChanges(dst []byte, changes []graphstore.GraphChange) ([]byte, error) {
+	if dst == nil {
+		n := 0
+		for _, c := range changes {
+			n += len(c.Delete) + len(c.Insert)
+		}
+		dst = make([]byte, 0, 64+32*n) // a few bytes of references a triple, and its new terms
+	}
 	e := &changeEncoder{dst: dst, terms: map[rdf.Term]uint64{}}
 	e.dst = append(e.dst, changeFormat)
 	e.uvarint(uint64(len(changes)))
@@ -141,7 +216,12 @@ func AppendChanges(dst []byte, changes []graphstore.GraphChange) ([]byte, error)
 		if err := e.triples(c.Delete); err != nil {
 			return dst, err
 		}
-		if err := e.triples(c.Insert); err != nil {
+		if len(c.InsertIDs) == len(c.Insert) && len(c.Insert) > 0 {
+			err := e.tripleIDs(c.Insert, c.InsertIDs)
+			if err != nil {
+				return dst, err
+			}
+		} else if err := e.triples(c.Insert); err != nil {
 			return dst, err
 		}
 	}
