@@ -5,7 +5,8 @@
 //
 // In: functions that run one query and return its row count (in process)
 // or SPARQL 1.1 Protocol endpoints (over HTTP, JSON results, decoded by
-// package client), and the query sets of package datasets. Out: a *Report.
+// package results on keep-alive connections of bench.Endpoint's own), and
+// the query sets of package datasets. Out: a *Report.
 //
 // The command that drives it is `wukongd bench` (cmd/wukongd/bench.go); the
 // peer systems are set up by bench/peers/virtuoso.sh (Debian's

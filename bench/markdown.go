@@ -42,8 +42,9 @@ func (r *Report) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 	p("Latency: %d warm-up runs, then up to %d timed runs per query (at least %d, stopping after %s); "+
 		"median and p99 (nearest rank: with fewer than 100 runs p99 is the slowest run). ",
 		r.Latency.Warmup, r.Latency.Repeat, r.Latency.MinRuns, r.Latency.Budget)
-	p("Over HTTP every system gets the same Go client (package client): a form POST on a keep-alive connection, " +
-		"SPARQL JSON results, every row decoded into terms; the time is from sending the request to the last row decoded.\n\n")
+	p("Over HTTP every system gets the same Go client (bench.Endpoint): a form POST on a keep-alive HTTP/1.1 connection " +
+		"read and written by the calling goroutine alone (no net/http Transport goroutines), " +
+		"SPARQL JSON results, every row decoded into terms (package results); the time is from sending the request to the last row decoded.\n\n")
 	for _, n := range r.Notes {
 		p("- %s\n", n)
 	}
