@@ -45,7 +45,7 @@ func NewDatasetEngine(ds *graphstore.Dataset, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot run the default graph: %w", err)
 	}
-	e := New(st, st, cfg)
+	e := New(st, st.Port(), cfg)
 	e.graphs.ds = &datasetState{ds: ds, cfg: cfg, root: e, engines: map[*graphstore.Store]*Engine{ds.Default(): e}}
 	return e, nil
 }
@@ -105,7 +105,7 @@ func (d *datasetState) graphEngine(st *graphstore.Store) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := New(g, g, d.cfg)
+	e := New(g, g.Port(), d.cfg)
 	e.graphs.ds = d
 	d.engines[st] = e
 	return e, nil

@@ -199,9 +199,6 @@ func New(store Store, tr Transport, cfg Config) *Engine {
 	if cfg.MaxMemory == 0 {
 		cfg.MaxMemory = DefaultMemory()
 	}
-	if p, ok := tr.(porter); ok {
-		tr = p.attach() // its own port on a fabric other engines may share (mux.go)
-	}
 	e := &Engine{store: store, tr: tr, stats: store.PlannerStats(), cfg: cfg, parsed: sparql.NewCache(planCacheSize)}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.local = cfg.LocalShards

@@ -3,7 +3,6 @@ package exec
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/planner"
@@ -14,21 +13,14 @@ import (
 // GraphStore adapts a *graphstore.Store (every shard local to this
 // process, one fabric node per shard) to the engine's Store and Transport:
 // a node reads its own shard from its region and other shards through the
-// store's fabric (batched one-sided READs), and sends messages through the
-// same fabric.
+// store's fabric (batched one-sided READs); an engine sends its messages
+// through the same fabric, on a port of its own (Port).
 type GraphStore struct {
 	s     *graphstore.Store
 	stats *planner.Stats
-	// port carries Send and Recv called on the GraphStore itself; an
-	// engine made by New gets a port of its own (attach).
-	portOnce sync.Once
-	port     *muxPort
 }
 
-var (
-	_ Store     = (*GraphStore)(nil)
-	_ Transport = (*GraphStore)(nil)
-)
+var _ Store = (*GraphStore)(nil)
 
 // NewGraphStore wraps s. Every shard must be local, on its own fabric node.
 func NewGraphStore(s *graphstore.Store) (*GraphStore, error) {
@@ -47,7 +39,7 @@ func NewGraphEngine(s *graphstore.Store, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(g, g, cfg), nil
+	return New(g, g.Port(), cfg), nil
 }
 
 // Graph returns the wrapped store.
@@ -144,29 +136,10 @@ func (g *GraphStore) sizeHint(keys []Key) int {
 	return int(min(uint64(n)*deg, 1<<24))
 }
 
-// porter is a Transport that gives each engine a port of its own on a
-// fabric several engines may use at once (mux.go).
-type porter interface {
-	attach() Transport
-}
-
-// attach implements porter: a port on the store's fabric.
-func (g *GraphStore) attach() Transport {
+// Port returns a new port on the store's fabric (mux.go): the transport
+// of one engine over g, which New's engine detaches when it closes. Each
+// engine needs its own: engines over one fabric must not take each
+// other's messages off its rings.
+func (g *GraphStore) Port() Transport {
 	return attachPort(g.s.Fabric(), g.s.Nodes(), g.s.NodeOf)
-}
-
-func (g *GraphStore) ownPort() *muxPort {
-	g.portOnce.Do(func() { g.port = g.attach().(*muxPort) })
-	return g.port
-}
-
-// Send implements Transport, through a port of the GraphStore's own (an
-// engine made by New over g uses one of its own instead).
-func (g *GraphStore) Send(ctx context.Context, from, to int, msg []byte) error {
-	return g.ownPort().Send(ctx, from, to, msg)
-}
-
-// Recv implements Transport; see Send.
-func (g *GraphStore) Recv(ctx context.Context, node int) (int, []byte, error) {
-	return g.ownPort().Recv(ctx, node)
 }

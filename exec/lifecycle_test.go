@@ -95,7 +95,7 @@ func TestCancelReachesSubQueries(t *testing.T) {
 	q := readQueryText(t, `SELECT ?x ?y WHERE { ?x a <http://swat.cse.lehigh.edu/onto/univ-bench.owl#UndergraduateStudent> . ?x <http://swat.cse.lehigh.edu/onto/univ-bench.owl#takesCourse> ?y }`)
 	for _, how := range []string{"cancel", "deadline"} {
 		bs := &blockingStore{GraphStore: g, started: make(chan struct{})}
-		e := New(bs, g, Config{Workers: 2})
+		e := New(bs, g.Port(), Config{Workers: 2})
 		ctx, cancel := context.WithCancel(context.Background())
 		if how == "deadline" {
 			ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -283,7 +283,7 @@ func TestFailedParentCancelsChildren(t *testing.T) {
 	}
 	// The first exploration of a fresh engine is coordinated by node 1.
 	fs := &failParentStore{GraphStore: g, fail: 1}
-	e := New(fs, g, Config{Workers: 2})
+	e := New(fs, g.Port(), Config{Workers: 2})
 	defer e.Close()
 	q := readQueryText(t, `SELECT ?x ?y WHERE { ?x a <http://swat.cse.lehigh.edu/onto/univ-bench.owl#UndergraduateStudent> . ?x <http://swat.cse.lehigh.edu/onto/univ-bench.owl#takesCourse> ?y }`)
 	done := make(chan error, 1)

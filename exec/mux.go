@@ -18,7 +18,7 @@ import (
 // the query would wait for its deadline (or for ever without one).
 //
 // So engines over a GraphStore do not receive from the fabric. Each
-// engine gets a port (GraphStore.attach): a tag, sent as a uvarint before
+// engine gets a port (GraphStore.Port): a tag, sent as a uvarint before
 // each of its messages, and a queue per node. One receiver per fabric
 // node (fabricMux.receive) takes every message off the ring and hands it
 // to the port its tag names; a message for a port that is gone (its
@@ -167,11 +167,16 @@ func (m *fabricMux) receive(node rdmakv.NodeID) {
 	}
 }
 
-// Send implements Transport: msg goes out behind the port's tag.
+// Send implements Transport: msg goes out behind the port's tag. The
+// tagged copy is the port's own, so a fabric that can take a buffer over
+// (the loopback's rings) is given it instead of copying it once more.
 func (p *muxPort) Send(ctx context.Context, from, to int, msg []byte) error {
 	buf := make([]byte, 0, binary.MaxVarintLen64+len(msg))
 	buf = binary.AppendUvarint(buf, p.tag)
 	buf = append(buf, msg...)
+	if o, ok := p.mux.f.(rdmakv.OwningSender); ok {
+		return o.SendOwned(ctx, p.nodeOf(from), p.nodeOf(to), buf)
+	}
 	return p.mux.f.Send(ctx, p.nodeOf(from), p.nodeOf(to), buf)
 }
 

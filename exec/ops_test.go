@@ -359,7 +359,7 @@ func TestWorkerPanicIsAnError(t *testing.T) {
 			t.Fatal(err)
 		}
 		ps := &panicStore{GraphStore: gs}
-		e := New(ps, gs, Config{Workers: 2})
+		e := New(ps, gs.Port(), Config{Workers: 2})
 		q, err := sparql.ParseQuery(`PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>
 			SELECT ?s ?c WHERE { ?s ub:takesCourse ?c . ?s ub:advisor ?a }`)
 		if err != nil {

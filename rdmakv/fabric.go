@@ -80,6 +80,15 @@ type Fabric interface {
 	Close() error
 }
 
+// OwningSender is a Fabric that can deliver a message without the copy
+// Send makes: SendOwned takes data over, and the caller must neither read
+// nor write it after the call, whatever the call returns. A caller that
+// built a buffer only to send it (exec's ports, which put a tag before
+// each message) sends it this way and saves a copy of every message.
+type OwningSender interface {
+	SendOwned(ctx context.Context, from, to NodeID, data []byte) error
+}
+
 // Counters are operation and byte counts per kind.
 type Counters struct {
 	Reads       uint64 // one-sided reads (each request of a batch counts)

@@ -241,13 +241,20 @@ func (f *Loopback) ReadBatch(ctx context.Context, from NodeID, reqs []ReadReques
 	return nil
 }
 
+var _ OwningSender = (*Loopback)(nil)
+
 // Send implements Fabric.
 func (f *Loopback) Send(ctx context.Context, from, to NodeID, data []byte) error {
+	return f.SendOwned(ctx, from, to, append([]byte(nil), data...))
+}
+
+// SendOwned implements OwningSender: data itself goes into the ring.
+func (f *Loopback) SendOwned(ctx context.Context, from, to NodeID, data []byte) error {
 	n, err := f.check(ctx, to)
 	if err != nil {
 		return f.fail(ctx, err)
 	}
-	msg := Message{From: from, Data: append([]byte(nil), data...)}
+	msg := Message{From: from, Data: data}
 	select {
 	case n.ring <- msg:
 	case <-ctx.Done():
