@@ -88,17 +88,76 @@ func (m *memAccount) chargeTerm(n int64) {
 }
 
 func (m *memAccount) check(used, total int64) {
+	m.notePeak(used)
+	if err := m.over(used, total); err != nil && m.abort != nil && !m.failed.Swap(true) {
+		m.abort(err)
+	}
+}
+
+func (m *memAccount) notePeak(used int64) {
 	for p := m.peak.Load(); used > p && !m.peak.CompareAndSwap(p, used); p = m.peak.Load() {
 	}
-	var err error
+}
+
+// over returns the budget that used (the query's) or total (the
+// engine's) passes, if any.
+func (m *memAccount) over(used, total int64) error {
 	switch {
 	case m.limit > 0 && used > m.limit:
-		err = &MemoryError{Limit: m.limit}
+		return &MemoryError{Limit: m.limit}
 	case m.eng.cfg.MaxMemory > 0 && total > m.eng.cfg.MaxMemory:
-		err = &MemoryError{Server: true, Limit: m.eng.cfg.MaxMemory}
+		return &MemoryError{Server: true, Limit: m.eng.cfg.MaxMemory}
 	}
-	if err != nil && m.abort != nil && !m.failed.Swap(true) {
-		m.abort(err)
+	return nil
+}
+
+// grow charges n bytes the query's caller takes for its answer (a held
+// account, Options.HoldMemory: the query is done, nothing is aborted). A
+// charge past a budget is refused: nothing is charged, and the error says
+// which budget.
+func (m *memAccount) grow(n int64) error {
+	if m == nil || n == 0 {
+		return nil
+	}
+	used := m.tables.Add(n) + m.terms.Load()
+	total := m.eng.memUsed.Add(n)
+	if n < 0 {
+		return nil
+	}
+	if err := m.over(used, total); err != nil {
+		m.tables.Add(-n)
+		m.eng.memUsed.Add(-n)
+		return err
+	}
+	m.notePeak(used)
+	return nil
+}
+
+// resultBytes is what a finished query's answer holds: its rows' columns
+// and its triples (the terms it made are charged apart).
+func resultBytes(r *Result) int64 {
+	return tableBytes(r.Rows) + 24*int64(cap(r.Triples))
+}
+
+// Grow charges n more bytes (n < 0 gives back) to the account of a
+// result run with Options.HoldMemory: the caller's own buffers for the
+// answer (the HTTP response buffer). It fails, charging nothing, with a
+// *MemoryError when the query's or the engine's budget would be passed.
+// Without a held account (or on a nil Result) it charges nothing.
+func (r *Result) Grow(n int64) error {
+	if r == nil {
+		return nil
+	}
+	return r.mem.grow(n)
+}
+
+// Release gives back what a result run with Options.HoldMemory still
+// holds in the engine's budget. It is safe to call more than once, and on
+// a result without a held account.
+func (r *Result) Release() {
+	if r != nil && r.mem != nil {
+		r.mem.close()
+		r.mem = nil
 	}
 }
 
@@ -206,3 +265,7 @@ func gatherCharged(ctx context.Context, mem *memAccount, t *Table, src []int32) 
 	}
 	return t.gather(src), nil
 }
+
+// MemoryUsed returns the memory the engine's queries account now (bytes),
+// held answers (Options.HoldMemory) included.
+func (e *Engine) MemoryUsed() int64 { return e.memUsed.Load() }

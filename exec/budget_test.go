@@ -200,3 +200,52 @@ func TestNoBudgetNoAccounting(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldMemory: with Options.HoldMemory a finished query's answer stays
+// charged to the engine's budget until Release, the caller's buffers can
+// be charged to it (Grow refuses, charging nothing, past the query's
+// budget), and Release gives everything back. Without it nothing is left
+// charged once Run returns.
+func TestHoldMemory(t *testing.T) {
+	const limit = 64 << 20
+	e := newBudgetEngine(t, 4, Config{MaxQueryMemory: limit})
+	q := `SELECT ?s ?o { ?s ?p ?o }`
+	res, err := e.Query(context.Background(), q, Options{})
+	if err != nil || res.Len() == 0 {
+		t.Fatal(err)
+	}
+	if used := e.memUsed.Load(); used != 0 {
+		t.Errorf("without HoldMemory %d bytes stay charged", used)
+	}
+	res, err = e.Query(context.Background(), q, Options{HoldMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := e.memUsed.Load()
+	if want := tableBytes(res.Rows); held < want {
+		t.Errorf("held %d bytes for an answer of %d", held, want)
+	}
+	if err := res.Grow(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.memUsed.Load(); got != held+1<<20 {
+		t.Errorf("after Grow(1 MiB): %d, want %d", got, held+1<<20)
+	}
+	var me *MemoryError
+	if err := res.Grow(limit); !errors.As(err, &me) || me.Server {
+		t.Errorf("Grow past the query's budget: %v, want the query's *MemoryError", err)
+	}
+	if got := e.memUsed.Load(); got != held+1<<20 {
+		t.Errorf("a refused Grow charged: %d, want %d", got, held+1<<20)
+	}
+	res.Release()
+	res.Release()
+	if used := e.memUsed.Load(); used != 0 {
+		t.Errorf("after Release %d bytes stay charged", used)
+	}
+	var none *Result
+	if err := none.Grow(1); err != nil {
+		t.Error(err)
+	}
+	none.Release()
+}

@@ -28,6 +28,13 @@ type Options struct {
 	// with reasoning the default graph's inferred triples are left out
 	// (explicit.go); otherwise it changes nothing.
 	Explicit bool
+	// HoldMemory keeps the query's memory account after Run returns: the
+	// answer (its rows' columns, its triples, the terms it made) stays
+	// charged to the query's and the engine's budgets while the caller
+	// writes it, and the caller may charge its own buffers for it
+	// (Result.Grow), until Result.Release. Without it the account is
+	// closed when Run returns.
+	HoldMemory bool
 }
 
 // Config configures an Engine.

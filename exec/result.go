@@ -27,6 +27,7 @@ type Result struct {
 	PeakMemory int64
 	store      Store
 	locals     *TermTable
+	mem        *memAccount // held for the caller (Options.HoldMemory)
 }
 
 // NumTriples returns the number of triples of a CONSTRUCT or DESCRIBE.
@@ -144,7 +145,12 @@ func (e *Engine) Execute(ctx context.Context, plan *planner.Plan, opts Options) 
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
 	mem := e.newMemAccount(e.cfg.MaxQueryMemory, abort, opts.Analyze)
-	defer mem.close()
+	held := false
+	defer func() {
+		if !held {
+			mem.close()
+		}
+	}()
 	res.locals.account(mem)
 	q := newQueryRun(ctx, e, plan, opts, res)
 	q.mem = mem
@@ -187,6 +193,12 @@ func (e *Engine) Execute(ctx context.Context, plan *planner.Plan, opts Options) 
 	if res.Analysis != nil {
 		res.Analysis.ExecTime = time.Since(t0)
 		res.Analysis.TotalRows = out.N
+	}
+	if opts.HoldMemory && mem != nil {
+		// The answer stays charged (what else the query used is
+		// garbage now) until the caller releases it.
+		mem.settle(0, resultBytes(res))
+		res.mem, held = mem, true
 	}
 	return res, nil
 }

@@ -26,8 +26,11 @@ func (s *Service) Query(ctx context.Context, req *web.QueryRequest) (*web.Result
 		}
 		mode = m
 	}
+	// HoldMemory: the answer stays charged to the query's budget while
+	// web writes it, with web's response buffer (Grow); the iterators
+	// release it at Close.
 	opts := exec.Options{Mode: mode, ForkThreshold: s.opts.ForkThreshold, Analyze: req.Explain == web.ExplainAnalyze,
-		Explicit: req.ExplicitOnly}
+		Explicit: req.ExplicitOnly, HoldMemory: true}
 	if res, ok, err := s.queryShape(ctx, req, opts); ok {
 		return res, err
 	}
@@ -102,11 +105,13 @@ func (s *Service) answer(ctx context.Context, req *web.QueryRequest, g *generati
 	}
 	if req.Explain == web.ExplainAnalyze {
 		defer g.release()
+		res.Release()
 		return &web.Result{Form: form, Plan: webPlan(q, res.Plan, res.Analysis, g.eng.Store())}, nil
 	}
 	switch form {
 	case web.FormAsk:
 		defer g.release()
+		res.Release()
 		return &web.Result{Form: form, Boolean: res.Boolean}, nil
 	case web.FormConstruct, web.FormDescribe:
 		return &web.Result{Form: form, Triples: newTripleIter(ctx, g, res)}, nil
@@ -301,14 +306,25 @@ func engineError(err error, q *sparql.Query) error {
 
 // genCursor is what the result iterators share: the request's context,
 // checked every ctxCheckEvery calls of Next, the reference to the
-// generation the result was made on (held until Close), and the error that
-// ended the iteration.
+// generation the result was made on (held until Close), the result (its
+// memory held in the query's budget until Close: web.Memory) and the
+// error that ended the iteration.
 type genCursor struct {
 	ctx  context.Context
 	g    *generation
+	res  *exec.Result
 	i    int // counts the calls of Next from its start value
 	err  error
 	done bool
+}
+
+// Grow implements web.Memory: web's response buffer, charged to the
+// query's budget.
+func (c *genCursor) Grow(n int64) error {
+	if err := c.res.Grow(n); err != nil {
+		return engineError(err, nil)
+	}
+	return nil
 }
 
 // ctxCheckEvery is how many rows pass between checks of the context.
@@ -335,9 +351,12 @@ func (c *genCursor) stop(err error) { c.err, c.done = err, true }
 
 func (c *genCursor) Err() error { return c.err }
 
+var _ web.Memory = (*genCursor)(nil)
+
 func (c *genCursor) Close() error {
 	if c.g != nil {
 		c.done = true
+		c.res.Release()
 		c.g.release()
 		c.g = nil
 	}
@@ -348,12 +367,11 @@ func (c *genCursor) Close() error {
 // reference to the generation the query ran on until Close.
 type rowIter struct {
 	genCursor // i: the current row
-	res       *exec.Result
 	row       []rdf.Term
 }
 
 func newRowIter(ctx context.Context, g *generation, res *exec.Result) *rowIter {
-	return &rowIter{genCursor: genCursor{ctx: ctx, g: g, i: -1}, res: res}
+	return &rowIter{genCursor: genCursor{ctx: ctx, g: g, res: res, i: -1}}
 }
 
 func (it *rowIter) Next() bool {
@@ -375,12 +393,11 @@ func (it *rowIter) Row() []rdf.Term { return it.row }
 // Close.
 type tripleIter struct {
 	genCursor // i: the current triple
-	res       *exec.Result
 	cur       rdf.Triple
 }
 
 func newTripleIter(ctx context.Context, g *generation, res *exec.Result) *tripleIter {
-	return &tripleIter{genCursor: genCursor{ctx: ctx, g: g, i: -1}, res: res}
+	return &tripleIter{genCursor: genCursor{ctx: ctx, g: g, res: res, i: -1}}
 }
 
 func (it *tripleIter) Next() bool {

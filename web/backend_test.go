@@ -33,6 +33,8 @@ import (
 //	ENDLESS       → an endless SELECT stream that honours ctx (records
 //	                the cancellation when Next sees ctx done or the
 //	                stream is closed after it)
+//	BUDGET        → with ENDLESS: the iterator is a Memory with a budget
+//	                of 256 KiB (budgetRows)
 //
 // The data is an immutable snapshot behind an atomic pointer: PutGraph and
 // PostGraph build a new snapshot and swap it in, so readers see the old
@@ -43,6 +45,7 @@ type testBackend struct {
 	cancelled chan string
 	unstick   chan struct{}
 	started   chan string // query ids, as queries start (non-blocking send)
+	budgets   chan *budgetRows
 	fabric    atomic.Int64
 }
 
@@ -51,7 +54,7 @@ type dataset struct {
 }
 
 func newTestBackend(triples []rdf.Triple) *testBackend {
-	b := &testBackend{cancelled: make(chan string, 16), unstick: make(chan struct{}), started: make(chan string, 64)}
+	b := &testBackend{cancelled: make(chan string, 16), unstick: make(chan struct{}), started: make(chan string, 64), budgets: make(chan *budgetRows, 16)}
 	b.data.Store(&dataset{graphs: map[string][]rdf.Triple{"": triples}})
 	return b
 }
@@ -92,6 +95,10 @@ func (b *testBackend) Query(ctx context.Context, req *QueryRequest) (*Result, er
 	case strings.Contains(q, "STUCK"):
 		<-b.unstick
 		return nil, errors.New("unstuck")
+	case strings.Contains(q, "ENDLESS") && strings.Contains(q, "BUDGET"):
+		rows := &budgetRows{endlessRows: endlessRows{ctx: ctx, b: b, id: req.ID}, limit: 256 << 10}
+		b.budgets <- rows
+		return &Result{Form: FormSelect, Vars: []string{"n"}, Rows: rows}, nil
 	case strings.Contains(q, "ENDLESS"):
 		return &Result{Form: FormSelect, Vars: []string{"n"}, Rows: &endlessRows{ctx: ctx, b: b, id: req.ID}}, nil
 	}
@@ -279,6 +286,24 @@ func (r *endlessRows) Close() error {
 	if r.ctx.Err() != nil {
 		r.stop()
 	}
+	return nil
+}
+
+// budgetRows are endless rows with a memory budget: Grow fails past
+// limit, charging nothing.
+type budgetRows struct {
+	endlessRows
+	limit int64
+	used  atomic.Int64
+	peak  atomic.Int64
+}
+
+func (r *budgetRows) Grow(n int64) error {
+	if u := r.used.Load() + n; n > 0 && u > r.limit {
+		return fmt.Errorf("%w: the test budget is %d bytes", ErrQueryMemory, r.limit)
+	}
+	u := r.used.Add(n)
+	r.peak.Store(max(r.peak.Load(), u))
 	return nil
 }
 

@@ -58,10 +58,16 @@
 //
 // # Streaming, limits and truncation
 //
-// The first 64 KiB of a response are held back, so an error in them still
-// gets its proper status. After that the 200 is committed; an error or
-// timeout later cuts the connection (the client sees a broken response, not
-// a short valid one). The row cap (Options.MaxRows) cuts results like a
+// The first Options.ResponseBuffer bytes of an answer (4 MiB by default,
+// charged to the query's memory budget when the iterator is a Memory) are
+// held back, so an answer that fits is sent whole or replaced by its
+// error's status and body. Past them the 200 is committed and the answer
+// streams; if it must then stop (timeout, budget, cancel, a failed write)
+// the connection is reset (stream.go: no final chunk, a TCP RST), so the
+// client sees an error, never a short valid body, and the abort is logged
+// and counted (wukongd_responses_aborted_total). Serve with
+// http.Server.ConnContext = ConnContext for the reset to hold when the cut
+// is a failed write. The row cap (Options.MaxRows) cuts results like a
 // LIMIT and says so with "Wukong-Truncated: true", as a header when the
 // whole response fit the buffer and as an HTTP trailer otherwise.
 //

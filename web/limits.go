@@ -56,7 +56,15 @@ func (s *Server) writeProgress(c *gin.Context) {
 	pw := &r.pw
 	*pw = progressWriter{ResponseWriter: c.Writer, rc: *http.NewResponseController(c.Writer), timeout: s.opts.WriteTimeout}
 	c.Writer = pw
-	defer pw.renew(true)
+	defer func() {
+		// A finished answer's last bytes are not cut, and its connection
+		// closes normally again.
+		pw.cut = time.Time{}
+		pw.renew(true)
+		if r.streaming != nil && r.aborted == "" {
+			setLinger(r.streaming, -1)
+		}
+	}()
 	c.Next()
 }
 
@@ -67,6 +75,10 @@ type progressWriter struct {
 	rc      http.ResponseController
 	timeout time.Duration
 	last    time.Time
+	// cut, when set, caps the write deadline: a streaming answer's
+	// deadline (stream.go), so that a write blocked on a slow reader
+	// fails when the query's time is up.
+	cut time.Time
 }
 
 const renewEvery = 250 * time.Millisecond
@@ -77,7 +89,17 @@ func (w *progressWriter) renew(force bool) {
 		return
 	}
 	w.last = now
-	_ = w.rc.SetWriteDeadline(now.Add(w.timeout)) // not supported by a test recorder: no deadline
+	d := now.Add(w.timeout)
+	if !w.cut.IsZero() && w.cut.Before(d) {
+		d = w.cut
+	}
+	_ = w.rc.SetWriteDeadline(d) // not supported by a test recorder: no deadline
+}
+
+// cutAt caps the write deadline at t from now on.
+func (w *progressWriter) cutAt(t time.Time) {
+	w.cut = t
+	w.renew(true)
 }
 
 func (w *progressWriter) Write(p []byte) (int, error) {
@@ -143,6 +165,9 @@ type limitConn struct {
 	once    sync.Once
 	release func()
 }
+
+// NetConn returns the connection it wraps (abortStream's reset).
+func (c *limitConn) NetConn() net.Conn { return c.Conn }
 
 func (c *limitConn) Close() error {
 	err := c.Conn.Close()

@@ -16,6 +16,7 @@ type metrics struct {
 	timeouts prometheus.Counter
 	rejected prometheus.Counter
 	rows     prometheus.Counter
+	aborted  *prometheus.CounterVec // by reason
 	requests *prometheus.CounterVec // by route, method, code
 }
 
@@ -58,12 +59,16 @@ func newMetrics(reg *prometheus.Registry, b Backend, s *Server) (*metrics, error
 			Name: "wukongd_result_rows_total",
 			Help: "Result rows and triples sent.",
 		}),
+		aborted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wukongd_responses_aborted_total",
+			Help: "Answers reset after their 200 had gone out (they had outgrown the response buffer and could not be finished), by reason: timeout, memory, cancelled, client, error.",
+		}, []string{"reason"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wukongd_http_requests_total",
 			Help: "HTTP requests by route, method and status code.",
 		}, []string{"route", "method", "code"}),
 	}
-	cs := []prometheus.Collector{m.latency, m.queries, m.active, m.stopping, m.timeouts, m.rejected, m.rows, m.requests}
+	cs := []prometheus.Collector{m.latency, m.queries, m.active, m.stopping, m.timeouts, m.rejected, m.rows, m.aborted, m.requests}
 	if fs, ok := b.(FabricStatser); ok {
 		cs = append(cs, &fabricCollector{src: fs})
 	}

@@ -47,6 +47,12 @@ type Options struct {
 	// it, 429. Updates never take query slots, so queued writers cannot
 	// starve readers.
 	MaxConcurrentUpdates int
+	// ResponseBuffer is how many bytes of an answer are held before its
+	// 200 is committed (default DefaultResponseBuffer, 4 MiB; at least 4
+	// KiB), charged to the query's memory budget: an answer that fits is
+	// sent whole or replaced by an error status; one that outgrows it
+	// streams, and a stream that must stop is reset (stream.go).
+	ResponseBuffer int
 	// WriteTimeout is the progress timeout of responses: a write to the
 	// client that makes no progress for this long (a client that stopped
 	// reading) cuts the connection, which stops the query and frees its
@@ -124,6 +130,10 @@ func New(opts Options) (*Server, error) {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = 30 * time.Second
 	}
+	if opts.ResponseBuffer <= 0 {
+		opts.ResponseBuffer = DefaultResponseBuffer
+	}
+	opts.ResponseBuffer = max(opts.ResponseBuffer, minResponseBuffer)
 	reg := opts.Registry
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -216,8 +226,14 @@ type request struct {
 	rows                      int64
 	deadline                  time.Time
 	hasForm, hasRows, hasDead bool
-	qctx                      queryCtx
-	slot                      slotRef
+	// aborted is the reason a response was reset after its 200
+	// (abortStream), "" if it was not.
+	aborted string
+	// streaming is the connection of an answer that outgrew its buffer,
+	// set to reset on close until the handler ends normally.
+	streaming net.Conn
+	qctx      queryCtx
+	slot      slotRef
 }
 
 // requestOf returns c's request state (a fresh one when the middleware did
@@ -327,6 +343,9 @@ func (s *Server) logRequests(c *gin.Context) {
 	}
 	if r.hasDead {
 		ev = ev.Dur("pastDeadline", max(0, time.Since(r.deadline)))
+	}
+	if r.aborted != "" {
+		ev = ev.Str("aborted", r.aborted)
 	}
 	if len(c.Errors) > 0 {
 		ev = ev.Str("error", clip(c.Errors.Last().Error()))

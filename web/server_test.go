@@ -49,7 +49,9 @@ func newFixture(t *testing.T, mod func(*Options)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv)
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Config.ConnContext = ConnContext
+	ts.Start()
 	t.Cleanup(ts.Close)
 	return &fixture{t: t, srv: srv, ts: ts, b: b}
 }
@@ -449,12 +451,12 @@ func TestTimeoutWithStuckBackend(t *testing.T) {
 // A timeout after the response has started cuts the stream: the client
 // sees a broken response, not a well-formed short one.
 //
-// The response starts once 64 KiB of rows are out; on a loaded machine
+// The response starts once 64 KiB of rows are out (the response buffer); on a loaded machine
 // that may take longer than the timeout, and the query then gets a 504
 // before any byte (the right answer, but not the case under test): it is
 // asked again with a longer timeout.
 func TestTimeoutMidStream(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.MaxRows = -1 })
+	f := newFixture(t, func(o *Options) { o.MaxRows, o.ResponseBuffer = -1, 64<<10 })
 	for _, timeout := range []string{"0.3", "1", "3", "10"} {
 		resp, err := http.Get(f.ts.URL + q("SELECT ?n { ENDLESS }", "timeout", timeout))
 		if err != nil {
@@ -583,7 +585,7 @@ func TestRowCap(t *testing.T) {
 		t.Errorf("exactly the cap is not truncated: %v", r.header)
 	}
 	// Past the commit buffer the cap is announced in a trailer.
-	f = newFixture(t, func(o *Options) { o.MaxRows = 20000 })
+	f = newFixture(t, func(o *Options) { o.MaxRows, o.ResponseBuffer = 20000, 64<<10 })
 	resp, err := http.Get(f.ts.URL + q("SELECT ?n { ENDLESS }"))
 	if err != nil {
 		t.Fatal(err)

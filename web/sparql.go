@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -476,9 +477,7 @@ func (s *Server) runQuery(c *gin.Context, p *protocolRequest) {
 			writeError(c, err)
 			return
 		}
-		_ = c.Error(err)
-		s.log.Warn().Str("queryId", req.ID).Err(err).Msg("result stream cut after the response started")
-		panic(http.ErrAbortHandler)
+		s.abortStream(c, err)
 	}
 }
 
@@ -487,9 +486,11 @@ func notAcceptable(accept, what string) error {
 		fmt.Sprintf("no format of %s matches Accept: %s (offered: JSON, XML, CSV, TSV results; Turtle, N-Triples, JSON-LD, RDF/XML graphs)", what, clip(accept)))
 }
 
-// commitBuffer holds the first bytes of a response so that an error in
-// them still gets a proper status; past limit it commits the 200 and
-// streams. A row cap hit after the commit is reported as a trailer.
+// commitBuffer holds the first bytes of a response (up to limit,
+// Options.ResponseBuffer) so that an error in them still gets a proper
+// status; past limit it commits the 200 and streams (stream.go). The
+// buffer's capacity is charged to mem, the query's budget, as it grows.
+// A row cap hit after the commit is reported as a trailer.
 type commitBuffer struct {
 	w           gin.ResponseWriter
 	contentType results.Format
@@ -497,6 +498,39 @@ type commitBuffer struct {
 	pooled      *[]byte // where buf came from (commitBufs)
 	limit       int
 	committed   bool
+	mem         Memory // nil: not charged
+	charged     int64
+	// Once the answer streams, pw's write deadline is capped at deadline
+	// (when set) and the connection set to reset on close until the
+	// handler ends normally (req.streaming).
+	pw       *progressWriter
+	deadline time.Time
+	req      *request
+	conn     net.Conn
+}
+
+// newCommitBuffer returns the response buffer of c's answer in format f,
+// charged to mem (nil: not charged).
+func (s *Server) newCommitBuffer(c *gin.Context, f results.Format, mem Memory) *commitBuffer {
+	b := &commitBuffer{w: c.Writer, limit: s.opts.ResponseBuffer, contentType: f, mem: mem, conn: connOf(c.Request)}
+	if v, ok := c.Get(ctxRequest); ok {
+		r := v.(*request)
+		b.req = r
+		if pw, ok := c.Writer.(*progressWriter); ok && pw == &r.pw {
+			b.pw = pw
+		}
+		if r.hasDead {
+			b.deadline = r.deadline
+		}
+	}
+	return b
+}
+
+// memoryOf returns the memory account a result's iterator offers (nil
+// if none).
+func memoryOf(it any) Memory {
+	m, _ := it.(Memory)
+	return m
 }
 
 // Header values shared by every response that sets them (net/http only
@@ -515,29 +549,81 @@ var (
 	}()
 )
 
-const commitLimit = 64 << 10
-
-// commitBufs holds the buffers of commitBuffers: a light query's response
-// would otherwise allocate one (about 1.5 KB) each.
+// commitBufs holds the small buffers of commitBuffers (up to
+// pooledBuffer): a light query's response would otherwise allocate one
+// (about 1.5 KB) each.
 var commitBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 func (b *commitBuffer) Write(p []byte) (int, error) {
 	if b.committed {
 		return b.w.Write(p)
 	}
-	if len(b.buf)+len(p) <= b.limit {
+	if need := len(b.buf) + len(p); need <= b.limit {
 		if b.buf == nil {
 			b.pooled = commitBufs.Get().(*[]byte)
 			b.buf = (*b.pooled)[:0]
+			if err := b.charge(cap(b.buf)); err != nil {
+				return 0, err
+			}
+		}
+		if need > cap(b.buf) {
+			n := min(max(2*cap(b.buf), need, 1024), b.limit)
+			if err := b.charge(n); err != nil {
+				return 0, err
+			}
+			nb := make([]byte, len(b.buf), n)
+			copy(nb, b.buf)
+			b.putBack()
+			b.buf = nb
 		}
 		b.buf = append(b.buf, p...)
 		return len(p), nil
 	}
+	// The answer outgrew the buffer: it streams, and can no longer be
+	// replaced by an error status.
 	b.w.Header().Set("Trailer", truncatedHeader)
+	if b.pw != nil && !b.deadline.IsZero() {
+		b.pw.cutAt(b.deadline)
+	}
+	if b.conn != nil && b.req != nil {
+		// Any close before the answer ends is a reset (stream.go),
+		// including net/http's own close after a failed write.
+		setLinger(b.conn, 0)
+		b.req.streaming = b.conn
+	}
 	if err := b.commit(); err != nil {
 		return 0, err
 	}
 	return b.w.Write(p)
+}
+
+// charge sets the buffer's charge to n bytes.
+func (b *commitBuffer) charge(n int) error {
+	if b.mem == nil || int64(n) == b.charged {
+		return nil
+	}
+	if err := b.mem.Grow(int64(n) - b.charged); err != nil {
+		return err
+	}
+	b.charged = int64(n)
+	return nil
+}
+
+// putBack returns a pooled buffer to the pool (a small one: a buffer grown
+// past pooledBuffer is left to the collector).
+func (b *commitBuffer) putBack() {
+	if b.pooled != nil && cap(b.buf) <= pooledBuffer {
+		*b.pooled = b.buf[:0]
+		commitBufs.Put(b.pooled)
+	}
+	b.pooled = nil
+}
+
+// free gives back the buffer and its charge; the buffer is not used after.
+func (b *commitBuffer) free() {
+	b.putBack()
+	b.buf = nil
+	_ = b.charge(0)
 }
 
 func (b *commitBuffer) commit() error {
@@ -552,11 +638,7 @@ func (b *commitBuffer) commit() error {
 	b.w.WriteHeader(http.StatusOK)
 	b.committed = true
 	_, err := b.w.Write(b.buf)
-	if b.pooled != nil && cap(b.buf) <= b.limit {
-		*b.pooled = b.buf[:0]
-		commitBufs.Put(b.pooled)
-	}
-	b.buf, b.pooled = nil, nil
+	b.free()
 	return err
 }
 
@@ -580,7 +662,15 @@ func (s *Server) writeResult(ctx context.Context, c *gin.Context, res *Result, a
 	if f == results.FormatNone {
 		return 0, notAcceptable(accept, res.Form.String()+" results")
 	}
-	out := &commitBuffer{w: c.Writer, limit: commitLimit, contentType: f}
+	var mem Memory
+	switch res.Form {
+	case FormSelect:
+		mem = memoryOf(res.Rows)
+	case FormConstruct, FormDescribe:
+		mem = memoryOf(res.Triples)
+	}
+	out := s.newCommitBuffer(c, f, mem)
+	defer out.free()
 	var n int64
 	var truncated bool
 	var err error

@@ -202,7 +202,8 @@ func (s *Server) storeGet(ctx context.Context, c *gin.Context, g GraphName, f re
 		c.Status(http.StatusOK)
 		return
 	}
-	out := &commitBuffer{w: c.Writer, limit: commitLimit, contentType: f}
+	out := s.newCommitBuffer(c, f, memoryOf(it))
+	defer out.free()
 	n, truncated, err := s.streamTriples(ctx, out, f, it)
 	setRows(c, n)
 	if err == nil && truncated {
@@ -217,7 +218,6 @@ func (s *Server) storeGet(ctx context.Context, c *gin.Context, g GraphName, f re
 			writeError(c, err)
 			return
 		}
-		_ = c.Error(err)
-		panic(http.ErrAbortHandler)
+		s.abortStream(c, err)
 	}
 }

@@ -66,6 +66,7 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	maxUpd := fs.Int("max-concurrent-updates", 16, "concurrent update and graph-store-write cap (their own slots; queries' slots are not taken)")
 	readTimeout := fs.Duration("read-timeout", time.Minute, "longest a request (headers and body) may take to arrive")
 	writeTimeout := fs.Duration("write-timeout", 30*time.Second, "longest a response write may make no progress (a client that stops reading is cut)")
+	respBuffer := fs.Int("response-buffer", web.DefaultResponseBuffer, "bytes of an answer held (and charged to its query's memory budget) before its 200 is sent: an answer that fits is sent whole or replaced by an error status; a longer one streams, and is reset if it must stop")
 	idleTimeout := fs.Duration("idle-timeout", 2*time.Minute, "longest an idle keep-alive connection stays open")
 	maxConns := fs.Int("max-connections", 1024, "open connection cap (past it new connections wait to be accepted)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -162,6 +163,7 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 		MaxConcurrent:        *maxConc,
 		MaxConcurrentUpdates: *maxUpd,
 		WriteTimeout:         *writeTimeout,
+		ResponseBuffer:       *respBuffer,
 		UpdateToken:          *token,
 		CORSOrigins:          cors,
 		AllowedServices:      services,
@@ -182,7 +184,7 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	// No WriteTimeout: it would cut long results that keep flowing; the web
 	// layer's progress timeout (--write-timeout) bounds each write instead.
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: min(10*time.Second, *readTimeout), ReadTimeout: *readTimeout,
-		IdleTimeout: *idleTimeout, MaxHeaderBytes: 1 << 20}
+		IdleTimeout: *idleTimeout, MaxHeaderBytes: 1 << 20, ConnContext: web.ConnContext}
 	fmt.Printf("wukongd serving on http://%s (console: http://%s/, endpoint: http://%s/sparql)\n", ln.Addr(), ln.Addr(), ln.Addr())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

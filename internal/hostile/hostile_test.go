@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -31,6 +32,7 @@ var (
 	attack    = flag.Duration("attack", 2*time.Minute, "with -long: how long the concurrent attackers run")
 	rssLimit  = flag.Int64("rss", 0, "RSS budget of the server in MiB (default: 1536, with -long 2048)")
 	attackers = flag.Int("attackers", 8, "with -long: how many concurrent attackers")
+	only      = flag.String("probes", "", "with -long: run only the probes whose name matches this regular expression")
 )
 
 const token = "hostile-token"
@@ -148,9 +150,17 @@ func (s *server) alive() error {
 // outcome is what a probe saw.
 type outcome struct {
 	status int
-	body   string
-	err    error
+	body   string // the first 64 KiB of the body
+	err    error  // no response
 	id     string // X-Query-Id: the server's log line of the request
+	// Of a response's body: its length as read, the transport error that
+	// ended it (nil: a clean end), and for a body that ended cleanly and
+	// whose format the suite checks (JSON results, N-Triples), why it is
+	// not a complete answer (nil: complete or not checked).
+	bytes      int64
+	readErr    error
+	incomplete error
+	triples    int64 // N-Triples lines
 }
 
 func (s *server) request(method, path string, header map[string]string, body string) outcome {
@@ -171,8 +181,133 @@ func (s *server) request(method, path string, header map[string]string, body str
 		return outcome{err: err}
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	return outcome{status: resp.StatusCode, body: string(b), err: err, id: resp.Header.Get("X-Query-Id")}
+	return consume(resp)
+}
+
+// requestHTTP10 sends a GET as HTTP/1.0 on a connection of its own: the
+// response's body is delimited by the connection's close, so an answer cut
+// by a FIN would read as a clean, short body (the probe's completeness
+// check catches that; a reset reads as an error).
+func (s *server) requestHTTP10(path string, header ...string) outcome {
+	c, err := net.DialTimeout("tcp", s.addr, 10*time.Second)
+	if err != nil {
+		return outcome{err: err}
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Minute))
+	if _, err := io.WriteString(c, "GET "+path+" HTTP/1.0\r\nHost: x\r\n"+strings.Join(header, "")+"\r\n"); err != nil {
+		return outcome{err: err}
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return outcome{err: err}
+	}
+	defer resp.Body.Close()
+	return consume(resp)
+}
+
+// consume reads a response's body to its end, keeping the first 64 KiB,
+// and checks that a body that ended cleanly is a whole answer: JSON
+// results parse to their end, N-Triples end with a full line (and are
+// counted, for the probe to compare with the graph).
+func consume(resp *http.Response) outcome {
+	o := outcome{status: resp.StatusCode, id: resp.Header.Get("X-Query-Id")}
+	var head bytes.Buffer
+	cr := &countReader{r: resp.Body}
+	rd := io.TeeReader(cr, &prefixWriter{b: &head, max: 64 << 10})
+	mt, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
+	var check error
+	switch {
+	case resp.StatusCode != 200:
+		_, o.readErr = io.Copy(io.Discard, rd)
+	case mt == "application/sparql-results+json":
+		check = jsonEnds(rd)
+		_, o.readErr = io.Copy(io.Discard, rd)
+	case mt == "application/n-triples":
+		o.triples, check = ntriplesEnd(rd)
+		_, o.readErr = io.Copy(io.Discard, rd)
+	default:
+		_, o.readErr = io.Copy(io.Discard, rd)
+	}
+	if cr.err != nil && cr.err != io.EOF {
+		o.readErr = cr.err // the transport's error, whatever the check made of it
+	}
+	if o.readErr == nil {
+		o.incomplete = check
+	}
+	o.body, o.bytes = head.String(), cr.n
+	return o
+}
+
+type countReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil && c.err == nil {
+		c.err = err // the first: a body reader may say EOF after its error
+	}
+	return n, err
+}
+
+type prefixWriter struct {
+	b   *bytes.Buffer
+	max int
+}
+
+func (w *prefixWriter) Write(p []byte) (int, error) {
+	if room := w.max - w.b.Len(); room > 0 {
+		w.b.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+// jsonEnds reads one JSON value token by token (bounded memory for a
+// large answer) and fails if it does not end.
+func jsonEnds(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("the JSON results end early: %v", err)
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+// ntriplesEnd counts the lines of an N-Triples body and fails if the last
+// one is not a whole triple.
+func ntriplesEnd(r io.Reader) (int64, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	var n int64
+	last := ""
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
+			n++
+			last = line
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return n, err
+	}
+	if n > 0 && !strings.HasSuffix(last, ".") {
+		return n, fmt.Errorf("the N-Triples end inside a triple: %.80q", last)
+	}
+	return n, nil
 }
 
 func sparqlPOST(text string) (map[string]string, string) {
@@ -199,6 +334,11 @@ type probe struct {
 	// is within 1 s of it): the query's timeout, the read timeout for an
 	// upload; 0 is the server's --timeout.
 	deadline time.Duration
+	// streams: the answer may outgrow the server's response buffer, so a
+	// 200 may be aborted (a transport error) when the query must stop;
+	// TestAttackers then checks the abort against the server's log
+	// (checkAborts). Any other 200 must be a whole answer.
+	streams bool
 }
 
 func (p probe) deadlineOf() time.Duration {
@@ -209,19 +349,26 @@ func (p probe) deadlineOf() time.Duration {
 }
 
 func (p probe) try(s *server) error {
-	_, _, _, err := p.measure(s)
+	_, _, err := p.measure(s)
 	return err
 }
 
-// measure runs the probe and returns its status, time and query id with
-// its verdict.
-func (p probe) measure(s *server) (int, time.Duration, string, error) {
+// measure runs the probe and returns what it saw and how long it took,
+// with its verdict.
+func (p probe) measure(s *server) (outcome, time.Duration, error) {
 	start := time.Now()
 	o := p.run(s)
 	took := time.Since(start)
-	return o.status, took, o.id, p.judge(o, took)
+	return o, took, p.judge(o, took)
 }
 
+// judge classifies an outcome: a whole answer, a clear error status, or
+// (for a probe whose answer streams) a 200 aborted with a transport
+// error, whose abort checkAborts verifies against the server's log.
+// Anything else fails: a status not wanted, a 200 whose body ended
+// cleanly but is not a whole answer (a cut the client cannot see), a
+// 200 cut where the answer cannot have streamed, an answer past its
+// bound.
 func (p probe) judge(o outcome, took time.Duration) error {
 	if o.err != nil {
 		return fmt.Errorf("%s: %v (after %s)", p.name, o.err, took.Round(time.Millisecond))
@@ -233,15 +380,61 @@ func (p probe) judge(o outcome, took time.Duration) error {
 	if !ok {
 		return fmt.Errorf("%s: status %d, want %v: %.300s", p.name, o.status, p.want, o.body)
 	}
+	aborted := o.status == 200 && o.readErr != nil
+	switch {
+	case aborted && !p.streams:
+		return fmt.Errorf("%s: a 200 cut after %d bytes (%v), for an answer that does not stream", p.name, o.bytes, o.readErr)
+	case o.readErr != nil && o.status != 200:
+		return fmt.Errorf("%s: the %d's body was cut after %d bytes: %v", p.name, o.status, o.bytes, o.readErr)
+	case o.incomplete != nil:
+		return fmt.Errorf("%s: a 200 whose body ended cleanly after %d bytes is not a whole answer: %v", p.name, o.bytes, o.incomplete)
+	}
 	if took > p.bound {
 		return fmt.Errorf("%s: answered %d after %s, over its bound of %s", p.name, o.status, took.Round(time.Millisecond), p.bound)
 	}
-	if p.check != nil && o.status == p.want[0] { // not for a 429 of the attackers' runs
+	if p.check != nil && o.status == p.want[0] && !aborted { // not for a 429 of the attackers' runs
 		if err := p.check(o); err != nil {
 			return fmt.Errorf("%s: %v", p.name, err)
 		}
 	}
 	return nil
+}
+
+// responseBuffer is the server's --response-buffer: an answer is
+// committed to its 200 only past it.
+const responseBuffer = 4 << 20
+
+// abortRun is a 200 the client saw aborted.
+type abortRun struct {
+	probe    string
+	id       string
+	took     time.Duration
+	deadline time.Duration
+	bytes    int64
+	err      error
+}
+
+// checkAborts verifies each aborted 200 against the server's request log:
+// the server logged it as aborted, its body had outgrown the response
+// buffer (the bytes the handler wrote), and the abort came within limit
+// of the query's deadline by the server's clock. It returns the failures
+// and the worst lateness.
+func checkAborts(runs []abortRun, log map[string]served, limit time.Duration) (fails []string, worst time.Duration) {
+	for _, a := range runs {
+		sv, ok := log[a.id]
+		switch {
+		case !ok:
+			fails = append(fails, fmt.Sprintf("%s: aborted 200 (%v after %d bytes) with no request line in the server's log (query id %q)", a.probe, a.err, a.bytes, a.id))
+		case sv.aborted == "":
+			fails = append(fails, fmt.Sprintf("%s: the client saw an aborted 200 (%v), the server logged no abort (status %d, %d bytes)", a.probe, a.err, sv.status, sv.bytes))
+		case sv.bytes <= responseBuffer:
+			fails = append(fails, fmt.Sprintf("%s: aborted 200 after %d bytes, inside the response buffer of %d", a.probe, sv.bytes, responseBuffer))
+		case sv.past > limit:
+			fails = append(fails, fmt.Sprintf("%s: aborted %s past its deadline (over %s)", a.probe, sv.past.Round(time.Millisecond), limit))
+		}
+		worst = max(worst, sv.past)
+	}
+	return fails, worst
 }
 
 func bodyAtMost(n int) func(outcome) error {
@@ -466,7 +659,8 @@ func sizeMB() (mb, invalid int) {
 // serverArgs are the flags of the server under attack: short timeouts so
 // that the probes finish in seconds.
 func serverArgs(t *testing.T, bin string) []string {
-	args := []string{"--timeout", timeout.String(), "--write-timeout", "2s", "--read-timeout", "3s", "--max-concurrent", "8"}
+	args := []string{"--timeout", timeout.String(), "--write-timeout", "2s", "--read-timeout", "3s", "--max-concurrent", "8",
+		"--response-buffer", strconv.Itoa(responseBuffer)}
 	if *long {
 		dir := t.TempDir()
 		src := shareddata.Path("datasets", "lubm", "lubm1.nt.gz")
@@ -658,12 +852,24 @@ func TestAttackers(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	s := startServer(t, bin, append(serverArgs(t, bin), "--log-level", "info")...)
-	probes := append(append(parserProbes(), sizeProbes(8, 4)...), engineProbes()...)
+	// The probes write only to named graphs, or fail: the default graph
+	// keeps its triples throughout.
+	triples := s.countTriples(t)
+	graphTriples := func() int64 { return triples }
+	probes := append(append(parserProbes(), sizeProbes(8, 4)...), engineProbes(graphTriples)...)
+	if *only != "" {
+		re := regexp.MustCompile(*only)
+		probes = slices.DeleteFunc(probes, func(p probe) bool { return !re.MatchString(p.name) })
+		if len(probes) == 0 {
+			t.Fatalf("no probe matches -probes %q", *only)
+		}
+	}
 	loadBefore := loadAverage()
 	ctx, stop := context.WithTimeout(context.Background(), *attack)
 	defer stop()
 	var mu sync.Mutex
 	var failures []string
+	var aborts []abortRun
 	stats := map[string]*probeStats{}
 	var wg sync.WaitGroup
 	for a := 0; a < *attackers; a++ {
@@ -673,16 +879,23 @@ func TestAttackers(t *testing.T) {
 			for i := a; ctx.Err() == nil; i++ {
 				p := probes[i%len(probes)]
 				p.want = append(p.want, 429) // the attackers share the caps
-				status, took, id, err := p.measure(s)
+				o, took, err := p.measure(s)
 				mu.Lock()
 				ps := stats[p.name]
 				if ps == nil {
 					ps = &probeStats{deadline: p.deadlineOf(), statuses: map[int]int{}}
 					stats[p.name] = ps
 				}
-				ps.add(status, took)
-				if id != "" {
-					ps.ids = append(ps.ids, id)
+				ps.add(o.status, took)
+				if o.id != "" {
+					ps.ids = append(ps.ids, o.id)
+				}
+				switch {
+				case err == nil && o.status == 200 && o.readErr != nil:
+					ps.aborted++
+					aborts = append(aborts, abortRun{probe: p.name, id: o.id, took: took, deadline: p.deadlineOf(), bytes: o.bytes, err: o.readErr})
+				case err == nil && o.status == 200:
+					ps.whole++
 				}
 				if err != nil && len(failures) < 50 {
 					failures = append(failures, err.Error())
@@ -726,7 +939,7 @@ func TestAttackers(t *testing.T) {
 	served := s.requestDurations()
 	var tab strings.Builder
 	late := 0
-	fmt.Fprintf(&tab, "| probe | runs | statuses | median | max | deadline | worst past it | runs > 1 s past | server: handler max | server: worst past deadline |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&tab, "| probe | runs | statuses | whole 200s | aborted 200s | median | max | deadline | worst past it | runs > 1 s past | server: handler max | server: worst past deadline |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	serverLate := 0
 	for _, n := range names {
 		ps := stats[n]
@@ -738,18 +951,39 @@ func TestAttackers(t *testing.T) {
 				serverLate++
 			}
 		}
-		fmt.Fprintf(&tab, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %s |\n", n, len(ps.times), ps.statusList(), ps.quantile(0.5), ps.quantile(1),
+		fmt.Fprintf(&tab, "| %s | %d | %s | %d | %d | %s | %s | %s | %s | %d | %s | %s |\n", n, len(ps.times), ps.statusList(), ps.whole, ps.aborted, ps.quantile(0.5), ps.quantile(1),
 			ps.deadline, max(0, ps.quantile(1)-ps.deadline).Round(10*time.Millisecond), ps.late, srv.Round(10*time.Millisecond), past.Round(10*time.Millisecond))
 	}
-	t.Logf("%d attackers for %s, %d probe kinds; reader's ASK {} median %s, worst %s; worst /healthz %s; RSS now %d MiB, peak %d MiB (budget %d MiB); %d runs answered more than 1 s past their deadline as the client saw it, %d by the server's own clock (load average before: %s, after: %s)\n%s",
+	abortFails, worstAbort := checkAborts(aborts, served, time.Second)
+	for _, f := range abortFails {
+		t.Error(f)
+	}
+	t.Logf("%d attackers for %s, %d probe kinds; reader's ASK {} median %s, worst %s; worst /healthz %s; RSS now %d MiB, peak %d MiB (budget %d MiB); %d runs answered more than 1 s past their deadline as the client saw it, %d by the server's own clock; %d aborted 200s (each checked against the server's log: past the %d-byte response buffer, within 1 s of the deadline), worst %s past its deadline (load average before: %s, after: %s)\n%s",
 		*attackers, *attack, len(stats), slow[len(slow)/2].Round(time.Millisecond), worst.Round(time.Millisecond), worstHealth.Round(time.Millisecond),
-		now, peak, budget(), late, serverLate, loadBefore, loadAverage(), tab.String())
+		now, peak, budget(), late, serverLate, len(aborts), responseBuffer, worstAbort.Round(time.Millisecond), loadBefore, loadAverage(), tab.String())
+}
+
+// countTriples returns the number of triples of the default graph.
+func (s *server) countTriples(t *testing.T) int64 {
+	t.Helper()
+	o := s.request("GET", query("SELECT (COUNT(*) AS ?n) { ?s ?p ?o }", "timeout", "60"), map[string]string{"Accept": "text/csv"}, "")
+	lines := strings.Fields(o.body)
+	if o.err != nil || o.status != 200 || len(lines) != 2 {
+		t.Fatalf("count the graph's triples: %d %v %.200s", o.status, o.err, o.body)
+	}
+	n, err := strconv.ParseInt(lines[1], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // probeStats is what the attackers saw of one probe.
 type probeStats struct {
 	deadline time.Duration
 	statuses map[int]int
+	whole    int // 200s read to a clean end (and checked whole)
+	aborted  int // 200s aborted with a transport error
 	times    []time.Duration
 	late     int      // answered more than 1 s past the deadline
 	ids      []string // the requests' X-Query-Id
@@ -757,8 +991,11 @@ type probeStats struct {
 
 // served is what the server's request log says of a request.
 type served struct {
-	took time.Duration // from the request's arrival (headers read) to the end of its response
-	past time.Duration // how far past its deadline the response ended (0: before)
+	took    time.Duration // from the request's arrival (headers read) to the end of its response
+	past    time.Duration // how far past its deadline the response ended (0: before)
+	status  int
+	bytes   int64  // the body's bytes the handler wrote
+	aborted string // why the response was reset after its 200 ("": it was not)
 }
 
 // requestDurations reads the server's request log (--log-level info) by
@@ -773,11 +1010,15 @@ func (s *server) requestDurations() map[string]served {
 			Msg      string  `json:"message"`
 			Duration float64 `json:"duration"`     // ms
 			Past     float64 `json:"pastDeadline"` // ms
+			Status   int     `json:"status"`
+			Bytes    int64   `json:"bytes"`
+			Aborted  string  `json:"aborted"`
 		}
 		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != "request" || line.ID == "" {
 			continue
 		}
-		out[line.ID] = served{took: time.Duration(line.Duration * float64(time.Millisecond)), past: time.Duration(line.Past * float64(time.Millisecond))}
+		out[line.ID] = served{took: time.Duration(line.Duration * float64(time.Millisecond)), past: time.Duration(line.Past * float64(time.Millisecond)),
+			status: line.Status, bytes: line.Bytes, aborted: line.Aborted}
 	}
 	return out
 }
@@ -832,7 +1073,7 @@ func (ps *probeStats) statusList() string {
 // a POST of the query and a form POST with the update token: each must
 // end (its answer, 504, or the memory budget's error) within a second of
 // its deadline (make test-hostile reports it; CI asserts the looser bound).
-func engineProbes() []probe {
+func engineProbes(graphTriples func() int64) []probe {
 	engine := []string{"200", "504", "507", "413"}
 	type q struct {
 		name, text, timeout string
@@ -853,8 +1094,17 @@ func engineProbes() []probe {
 		{"path closure", `SELECT (COUNT(*) AS ?n) { ?a (!<urn:x:none>|^!<urn:x:none>)+ ?b }`, "", engine},
 		{"EXISTS of a cross product", `SELECT * { ?a ?b ?c FILTER EXISTS { ?d ?e ?f . ?g ?h ?c } }`, "", engine},
 		{"NOT EXISTS per row", `SELECT (COUNT(*) AS ?n) { ?a ?b ?c FILTER NOT EXISTS { ?a ?e ?f . ?g ?h ?i FILTER(?i = "none") } }`, "", engine},
-		{"every triple written", `CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }`, "", []string{"200", "504"}},
+		{"every triple written", everything, "", []string{"200", "504"}},
 	}
+	// Every triple, as N-Triples: a whole answer has the default graph's
+	// triple count (a cut at a line's end would still parse).
+	wholeGraph := func(o outcome) error {
+		if n := graphTriples(); o.triples != n {
+			return fmt.Errorf("a 200 with %d triples of the graph's %d", o.triples, n)
+		}
+		return nil
+	}
+	ntAccept := map[string]string{"Accept": "application/n-triples"}
 	var out []probe
 	for _, x := range qs {
 		var want []int
@@ -870,26 +1120,50 @@ func engineProbes() []probe {
 			deadline = time.Duration(sec) * time.Second
 		}
 		text := x.text
+		var hdr map[string]string
+		var check func(outcome) error
+		streams := false
+		if text == everything {
+			hdr, check, streams = ntAccept, wholeGraph, true
+		}
+		withHdr := func(h map[string]string) map[string]string {
+			m := map[string]string{}
+			for k, v := range h {
+				m[k] = v
+			}
+			for k, v := range hdr {
+				m[k] = v
+			}
+			return m
+		}
 		out = append(out,
-			probe{name: x.name + " (GET)", want: want, bound: deadline + slack, deadline: deadline, run: func(s *server) outcome {
-				return s.request("GET", query(text, params...), nil, "")
+			probe{name: x.name + " (GET)", want: want, bound: deadline + slack, deadline: deadline, check: check, streams: streams, run: func(s *server) outcome {
+				return s.request("GET", query(text, params...), withHdr(nil), "")
 			}},
-			probe{name: x.name + " (POST)", want: want, bound: deadline + slack, deadline: deadline, run: func(s *server) outcome {
+			probe{name: x.name + " (POST)", want: want, bound: deadline + slack, deadline: deadline, check: check, streams: streams, run: func(s *server) outcome {
 				h, b := sparqlPOST(text)
+				h = withHdr(h)
 				path := "/sparql"
 				if len(params) > 0 {
 					path += "?" + params[0] + "=" + params[1]
 				}
 				return s.request("POST", path, h, b)
 			}},
-			probe{name: x.name + " (form, token)", want: want, bound: deadline + slack, deadline: deadline, run: func(s *server) outcome {
+			probe{name: x.name + " (form, token)", want: want, bound: deadline + slack, deadline: deadline, check: check, streams: streams, run: func(s *server) outcome {
 				v := url.Values{"query": {text}}
 				if len(params) > 0 {
 					v.Set(params[0], params[1])
 				}
-				return s.request("POST", "/sparql", map[string]string{"Content-Type": "application/x-www-form-urlencoded",
-					"Authorization": "Bearer " + token}, v.Encode())
+				return s.request("POST", "/sparql", withHdr(map[string]string{"Content-Type": "application/x-www-form-urlencoded",
+					"Authorization": "Bearer " + token}), v.Encode())
 			}})
+		if streams {
+			// HTTP/1.0: the body ends at the connection's close, so only a
+			// reset tells the client that an aborted answer is not whole.
+			out = append(out, probe{name: x.name + " (GET, HTTP/1.0)", want: want, bound: deadline + slack, deadline: deadline, check: check, streams: true, run: func(s *server) outcome {
+				return s.requestHTTP10(query(text, params...), "Accept: application/n-triples\r\n")
+			}})
+		}
 	}
 	return out
 }
