@@ -339,54 +339,37 @@ func (r *applyRun) bulk(ctx context.Context, graph rdf.Term, clear bool, b *Bulk
 		return change, fmt.Errorf("cannot change the dataset: %w", err)
 	}
 	add = nil
-	// The log's record: the triples added, in input order.
+	// The log's record: the triples added, in input order, as IDs; the
+	// vertices this run made (most terms of a body of new data) decode
+	// through the overlay by index, the others once each, now.
 	slices.SortFunc(recs, func(a, b bulkRec) int { return cmp.Compare(a.seq, b.seq) })
-	// Each term is decoded once (its strings shared by its triples); the
-	// previous triple's terms are reused without a lookup.
-	// The vertices this run made (most terms of a body of new data) are
-	// read from the overlay by index, the others decoded through a map.
 	dict := r.dict.tip()
 	ov := dict.ov
 	ov.mu.RLock()
-	made := ov.v[r.undo.dict.v:dict.ovV]
+	it := &insertTerms{first: FirstVertexID + ID(ov.nv0) + ID(r.undo.dict.v), made: ov.v[r.undo.dict.v:dict.ovV], other: map[ID]rdf.Term{}}
 	ov.mu.RUnlock()
-	first := FirstVertexID + ID(ov.nv0) + ID(r.undo.dict.v)
-	terms := map[ID]rdf.Term{}
-	term := func(id ID) rdf.Term {
-		if id >= first && id-first < ID(len(made)) {
-			return made[id-first]
-		}
-		t, ok := terms[id]
-		if !ok {
-			t, _ = dict.Term(id)
-			terms[id] = t
-		}
-		return t
-	}
-	change.Insert = make([]rdf.Triple, len(recs))
 	change.InsertIDs = make([]IDTriple, len(recs))
-	var prev bulkRec
 	for i, x := range recs {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return change, err
 			}
 		}
-		t := &change.Insert[i]
-		if i > 0 && x.s == prev.s {
-			t.S = change.Insert[i-1].S
-		} else {
-			t.S = term(x.s)
-		}
-		if i > 0 && x.p == prev.p {
-			t.P = change.Insert[i-1].P
-		} else {
-			t.P = term(x.p)
-		}
-		t.O = term(x.o)
 		change.InsertIDs[i] = IDTriple{x.s, x.p, x.o}
-		prev = x
+		for _, id := range [3]ID{x.s, x.p, x.o} {
+			if id-it.first < ID(len(it.made)) && id >= it.first {
+				continue
+			}
+			if _, ok := it.other[id]; !ok {
+				t, ok := dict.Term(id)
+				if !ok {
+					return change, fmt.Errorf("BUG: bulk insert: ID %d has no term", id)
+				}
+				it.other[id] = t
+			}
+		}
 	}
+	change.terms = it
 	return change, nil
 }
 

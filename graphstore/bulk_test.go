@@ -153,14 +153,28 @@ func TestBulkMatchesApply(t *testing.T) {
 				if change.Graph != tc.graph || change.Clear != tc.clear || change.Delete != nil {
 					t.Fatalf("change %v %v %d deletes", change.Graph, change.Clear, len(change.Delete))
 				}
+				// It holds them as IDs only; replayed as is (below), Apply
+				// decodes them.
+				if change.Insert != nil || change.InsertLen() != len(change.InsertIDs) {
+					t.Fatalf("the change holds %d triples as terms and %d as IDs", len(change.Insert), len(change.InsertIDs))
+				}
+				terms := change.WithTerms()
+				for i, x := range change.InsertIDs {
+					s, _ := bulk.Dict().Term(x.S)
+					p, _ := bulk.Dict().Term(x.P)
+					o, _ := bulk.Dict().Term(x.O)
+					if tr := (rdf.Triple{S: s, P: p, O: o}); terms.Insert[i] != tr {
+						t.Fatalf("inserted triple %d: %v decodes as %v", i, tr, terms.Insert[i])
+					}
+				}
 				seen := map[rdf.Triple]bool{}
-				for _, tr := range change.Insert {
+				for _, tr := range terms.Insert {
 					if seen[tr] {
 						t.Fatalf("%v twice in the change", tr)
 					}
 					seen[tr] = true
 				}
-				if tc.clear && len(change.Insert) != len(slices.Compact(slices.Clone(change.Insert))) {
+				if tc.clear && len(terms.Insert) != len(slices.Compact(slices.Clone(terms.Insert))) {
 					t.Fatal("BUG")
 				}
 				replay, err := fresh().Apply(ctx, change)

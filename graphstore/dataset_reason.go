@@ -459,6 +459,7 @@ func (d *Dataset) ApplyDerived(ctx context.Context, amend bool, changes []GraphC
 }
 
 func (d *Dataset) applyDerived(ctx context.Context, amend bool, changes []GraphChange, derive DeriveFunc) (*Dataset, error) {
+	changes = withTerms(changes)
 	var lref *graphRef // the layer's new version, made inside the run
 	nd, err := d.applyWith(ctx, amend, false, changes, func(r *applyRun) error {
 		for ci, c := range changes {

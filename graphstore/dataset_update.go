@@ -51,10 +51,12 @@ func (s *Store) EachTriple(ctx context.Context, fn func(s, p, o ID) error) error
 // that is not there, or mentions a term the dataset does not know, does
 // nothing.
 //
-// InsertIDs, when not nil, holds the IDs of Insert's triples, in the same
-// order, in the dataset the change made (ApplyBulk sets it): the log's
-// encoder keys its term table by ID instead of hashing millions of terms.
-// Apply ignores it; code that builds or edits a change leaves it nil.
+// A change ApplyBulk made holds its inserts as IDs only: InsertIDs, the
+// IDs of the dataset the change made, with Insert nil (a body of millions
+// of new triples would be held once more as terms, 200 bytes a triple,
+// only to be written to the log). InsertLen counts them, InsertTerm
+// decodes an ID of them, WithTerms fills Insert; every Apply fills it
+// itself. Code that builds or edits a change leaves InsertIDs nil.
 type GraphChange struct {
 	Graph     rdf.Term // the zero Term: the default graph; else an IRI or a blank node
 	Drop      bool
@@ -62,6 +64,68 @@ type GraphChange struct {
 	Delete    []rdf.Triple
 	Insert    []rdf.Triple
 	InsertIDs []IDTriple
+	terms     *insertTerms // the terms of InsertIDs
+}
+
+// insertTerms decodes the IDs of a change ApplyBulk made: the vertices
+// it made are the overlay's terms (shared, by index), the others were
+// decoded when the change was made (its IDs stay decodable after the
+// dataset is closed).
+type insertTerms struct {
+	first ID
+	made  []rdf.Term // the terms of IDs first, first+1, …
+	other map[ID]rdf.Term
+}
+
+func (it *insertTerms) term(id ID) (rdf.Term, bool) {
+	if id >= it.first && id-it.first < ID(len(it.made)) {
+		return it.made[id-it.first], true
+	}
+	t, ok := it.other[id]
+	return t, ok
+}
+
+// InsertLen returns the number of triples c inserts.
+func (c *GraphChange) InsertLen() int { return max(len(c.Insert), len(c.InsertIDs)) }
+
+// InsertTerm returns the term of an ID of c.InsertIDs (ok false: not one
+// of them, or c was not made by ApplyBulk).
+func (c *GraphChange) InsertTerm(id ID) (rdf.Term, bool) {
+	if c.terms == nil {
+		return rdf.Term{}, false
+	}
+	return c.terms.term(id)
+}
+
+// WithTerms returns c with Insert filled from InsertIDs if c holds its
+// inserts as IDs only (a change ApplyBulk made); else c.
+func (c GraphChange) WithTerms() GraphChange {
+	if c.Insert != nil || c.terms == nil {
+		return c
+	}
+	c.Insert = make([]rdf.Triple, len(c.InsertIDs))
+	for i, x := range c.InsertIDs {
+		s, _ := c.terms.term(x.S)
+		p, _ := c.terms.term(x.P)
+		o, _ := c.terms.term(x.O)
+		c.Insert[i] = rdf.Triple{S: s, P: p, O: o}
+	}
+	return c
+}
+
+// withTerms returns changes with every change's Insert filled (a copy if
+// one had to be).
+func withTerms(changes []GraphChange) []GraphChange {
+	for i, c := range changes {
+		if c.Insert == nil && c.terms != nil {
+			out := slices.Clone(changes)
+			for j := i; j < len(out); j++ {
+				out[j] = out[j].WithTerms()
+			}
+			return out
+		}
+	}
+	return changes
 }
 
 // ReplaceGraph returns a dataset in which graph name (zero: the default
@@ -230,6 +294,7 @@ func (d *Dataset) ApplyHostedAt(ctx context.Context, v uint64, changes ...GraphC
 	if v <= d.version {
 		return nil, fmt.Errorf("cannot make version %d on version %d", v, d.version)
 	}
+	changes = withTerms(changes)
 	nd, err := d.applyWithSkip(ctx, false, true, v-d.version-1, changes, func(r *applyRun) error {
 		for ci, c := range changes {
 			if err := ctx.Err(); err != nil {

@@ -121,6 +121,7 @@ type applyRun struct {
 
 // applyDelta applies changes to d's lineage. amend keeps d's version.
 func (d *Dataset) applyDelta(ctx context.Context, changes []GraphChange, amend, hosted bool) (*Dataset, error) {
+	changes = withTerms(changes)
 	return d.applyWith(ctx, amend, hosted, changes, func(r *applyRun) error {
 		for ci, c := range changes {
 			if err := ctx.Err(); err != nil {

@@ -352,7 +352,7 @@ func (s *Service) Recover(ctx context.Context) error {
 func changeWeight(changes []graphstore.GraphChange) int64 {
 	var w int64
 	for _, c := range changes {
-		w += max(1, int64(len(c.Insert)+len(c.Delete)))
+		w += max(1, int64(c.InsertLen()+len(c.Delete)))
 	}
 	return w
 }

@@ -95,6 +95,9 @@ func (s *Service) bulkGraph(ctx context.Context, gn web.GraphName, body web.Grap
 		if err != nil {
 			return nil, nil, err
 		}
+		if t.ds.Inferred() != nil {
+			c = c.WithTerms() // the reasoner and a replay read the terms
+		}
 		changes := []graphstore.GraphChange{c}
 		if nds, err = s.reasoner.maintain(ctx, t.ds, nds, changes); err != nil { // reason.go
 			return nil, nil, err

@@ -130,17 +130,17 @@ func (e *changeEncoder) triples(ts []rdf.Triple) error {
 	return nil
 }
 
-// tripleIDs is triples for ts whose terms have the IDs ids (one ID per
-// term): a term is hashed once, when its ID is first seen, so the bytes
-// are the ones triples writes.
-func (e *changeEncoder) tripleIDs(ts []rdf.Triple, ids []graphstore.IDTriple) error {
-	e.uvarint(uint64(len(ts)))
-	refs := make(map[graphstore.ID]uint64, len(ts)/4)
+// tripleIDs is triples for the triples ids (one ID per term) whose
+// terms term gives (term j of triple i, of ID id): a term is looked up
+// once, when its ID is first seen, so the bytes are the ones triples
+// writes for the same triples as terms.
+func (e *changeEncoder) tripleIDs(ids []graphstore.IDTriple, term func(i, j int, id graphstore.ID) (rdf.Term, error)) error {
+	e.uvarint(uint64(len(ids)))
+	refs := make(map[graphstore.ID]uint64, len(ids)/4)
 	earlier := len(e.terms) > 0 || len(e.later) > 0 // terms defined before (a graph name, deletes)
 	var prev [3]graphstore.ID
 	var prevRef [3]uint64
-	for i, t := range ts {
-		x := ids[i]
+	for i, x := range ids {
 		for j, id := range [3]graphstore.ID{x.S, x.P, x.O} {
 			if id == prev[0] || id == prev[1] || id == prev[2] {
 				k := 0
@@ -154,13 +154,14 @@ func (e *changeEncoder) tripleIDs(ts []rdf.Triple, ids []graphstore.IDTriple) er
 			if ok {
 				e.uvarint(ref)
 			} else {
-				var err error
+				t, err := term(i, j, id)
+				if err != nil {
+					return err
+				}
 				if earlier {
-					ref, err = e.termRef([3]rdf.Term{t.S, t.P, t.O}[j])
-				} else if term := [3]rdf.Term{t.S, t.P, t.O}[j]; true {
-					if ref, err = e.define(term); err == nil {
-						e.later = append(e.later, definedTerm{term, ref})
-					}
+					ref, err = e.termRef(t)
+				} else if ref, err = e.define(t); err == nil {
+					e.later = append(e.later, definedTerm{t, ref})
 				}
 				if err != nil {
 					return err
@@ -189,7 +190,7 @@ func AppendChanges(dst []byte, changes []graphstore.GraphChange) ([]byte, error)
 	if dst == nil {
 		n := 0
 		for _, c := range changes {
-			n += len(c.Delete) + len(c.Insert)
+			n += len(c.Delete) + c.InsertLen()
 		}
 		dst = make([]byte, 0, 64+32*n) // a few bytes of references a triple, and its new terms
 	}
@@ -216,9 +217,18 @@ func AppendChanges(dst []byte, changes []graphstore.GraphChange) ([]byte, error)
 		if err := e.triples(c.Delete); err != nil {
 			return dst, err
 		}
-		if len(c.InsertIDs) == len(c.Insert) && len(c.Insert) > 0 {
-			err := e.tripleIDs(c.Insert, c.InsertIDs)
-			if err != nil {
+		if len(c.InsertIDs) > 0 && len(c.InsertIDs) == c.InsertLen() {
+			term := func(i, j int, id graphstore.ID) (rdf.Term, error) {
+				if c.Insert != nil {
+					return [3]rdf.Term{c.Insert[i].S, c.Insert[i].P, c.Insert[i].O}[j], nil
+				}
+				t, ok := c.InsertTerm(id)
+				if !ok {
+					return rdf.Term{}, fmt.Errorf("cannot log inserted triple %d: ID %d has no term", i, id)
+				}
+				return t, nil
+			}
+			if err := e.tripleIDs(c.InsertIDs, term); err != nil {
 				return dst, err
 			}
 		} else if err := e.triples(c.Insert); err != nil {
