@@ -35,6 +35,8 @@ func TestNestingLimit(t *testing.T) {
 		// parser reaches the syntax error at the end of the chain.
 		{"long optional chain", "SELECT * WHERE { " + rep("OPTIONAL {} ", 5*MaxNesting) + "} } }", 1, 18 + 12*MaxNesting, "group elements"},
 		{"filter chain", "SELECT * WHERE { ?s ?p ?o " + rep("FILTER(?o) ", 5*MaxNesting) + "} } }", 1, 27 + 11*MaxNesting, "group elements"},
+		{"long or chain", "SELECT * WHERE { FILTER(" + chain("||", 5*MaxNesting) + ") } } }", 1, 25 + 6*MaxNesting, "more than 1000 || operands"},
+		{"long and chain", "SELECT * WHERE { FILTER(" + chain("&&", 5*MaxNesting) + ") } } }", 1, 25 + 6*MaxNesting, "more than 1000 && operands"},
 		{"path sequence", "SELECT * WHERE { ?s " + rep("<p>/", deep-1) + "<p> ?o }", 1, 21 + 4*MaxNesting, "path steps"},
 		{"path alternative", "SELECT * WHERE { ?s " + rep("<p>|", deep-1) + "<p> ?o }", 1, 21 + 4*MaxNesting, "path alternatives"},
 		{"update", "INSERT { <a> <b> <c> } WHERE " + rep("{", deep) + rep("}", deep), 1, 30 + MaxNesting, "brackets nest deeper"},
@@ -56,10 +58,15 @@ func TestNestingLimit(t *testing.T) {
 	if _, err := ParseQuery("SELECT * WHERE { FILTER(" + nested + ") }"); err == nil || !strings.Contains(err.Error(), "nests deeper than the limit") {
 		t.Fatalf("nested chains: error %v, want the depth limit", err)
 	}
-	// At the limit: parses.
+	// At the limit: parses. The lexer counts || and && per chain: a comma
+	// starts another (the next argument), a || another && chain.
+	andOr := rep("?x && ?x && ?x || ", 3*MaxNesting/4) + "?x"
 	for _, text := range []string{
 		"SELECT * WHERE " + rep("{", MaxNesting) + rep("}", MaxNesting),
 		"SELECT * WHERE { FILTER(" + chain("||", MaxNesting) + ") }",
+		"SELECT * WHERE { FILTER(" + chain("&&", MaxNesting) + ") }",
+		"SELECT * WHERE { FILTER(COALESCE(" + chain("||", 3*MaxNesting/4) + ", " + chain("||", 3*MaxNesting/4) + ")) }",
+		"SELECT * WHERE { FILTER(" + andOr + ") }",
 		"SELECT * WHERE { " + rep("OPTIONAL {} ", MaxNesting-2) + "}",
 	} {
 		if _, err := ParseQuery(text); err != nil {
