@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/planner"
+	"github.com/wukongd/wukongd/rdf"
+	"github.com/wukongd/wukongd/sparql"
 )
 
 // newBudgetEngine is an engine over diffData with a small per-query
@@ -248,4 +252,104 @@ func TestHoldMemory(t *testing.T) {
 		t.Error(err)
 	}
 	none.Release()
+}
+
+// TestStateChargedWhileBuilding: the state GROUP BY's aggregates build
+// (DISTINCT's sets, GROUP_CONCAT's strings) and GRAPH ?g's copies of its
+// input per graph are charged as they grow (issue 13): the accounted
+// peak covers them. Before, a COUNT(DISTINCT) over every value or a
+// GRAPH ?g over many graphs used memory the budget did not see.
+func TestStateChargedWhileBuilding(t *testing.T) {
+	const row = 8 * 3 // ?s ?p ?o
+	count := func(e *Engine, q string) int64 {
+		t.Helper()
+		res, err := e.Query(context.Background(), q, Options{})
+		if err != nil || res.Len() != 1 {
+			t.Fatalf("%s: %v", q, err)
+		}
+		n, err := strconv.ParseInt(res.Row(0, nil)[0].Value, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, shards := range []int{1, 4} {
+		e := newBudgetEngine(t, shards, Config{})
+		rows := count(e, `SELECT (COUNT(*) AS ?n) { ?s ?p ?o }`)
+		distinct := count(e, `SELECT (COUNT(DISTINCT ?o) AS ?n) { ?s ?p ?o }`)
+		res, err := e.Query(context.Background(), `SELECT (COUNT(DISTINCT ?o) AS ?n) { ?s ?p ?o }`, Options{Analyze: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := row*rows + 64*distinct; res.PeakMemory < want {
+			t.Errorf("%d shards: COUNT(DISTINCT ?o) over %d rows, %d values: peak %d, want ≥ %d", shards, rows, distinct, res.PeakMemory, want)
+		}
+		res, err = e.Query(context.Background(), `SELECT ?s (GROUP_CONCAT(STR(?o)) AS ?c) { ?s ?p ?o } GROUP BY ?s`, Options{Analyze: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text int64
+		var r []rdf.Term
+		for i := 0; i < res.Len(); i++ {
+			r = res.Row(i, r)
+			text += int64(len(r[1].Value))
+		}
+		// The strings as the accumulators build them, and as the result's
+		// terms.
+		if want := row*rows + 2*text; res.PeakMemory < want {
+			t.Errorf("%d shards: GROUP_CONCAT of %d bytes: peak %d, want ≥ %d", shards, text, res.PeakMemory, want)
+		}
+		if u := e.memUsed.Load(); u != 0 {
+			t.Errorf("%d shards: %d bytes accounted after the queries returned", shards, u)
+		}
+	}
+
+	// GRAPH ?g: 40 named graphs, each joined with 20,000 rows of the
+	// default graph (the rows are copied, with the graph's column, for
+	// each graph in turn).
+	const n, graphs = 20_000, 40
+	db, err := graphstore.NewDatasetBuilder(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var def []rdf.Triple
+	for i := 0; i < n; i++ {
+		def = append(def, rdf.Triple{S: iri(fmt.Sprintf("s%d", i)), P: iri("p"), O: iri(fmt.Sprintf("o%d", i%100))})
+	}
+	if err := db.AddTriples(rdf.Term{}, def); err != nil {
+		t.Fatal(err)
+	}
+	for g := 0; g < graphs; g++ {
+		if err := db.AddTriples(iri(fmt.Sprintf("g%d", g)), []rdf.Triple{{S: iri("x"), P: iri("q"), O: iri(fmt.Sprintf("o%d", g))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds, err := db.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	e, err := NewDatasetEngine(ds, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	q, err := sparql.ParseQuery("PREFIX : <" + px + "> SELECT ?s ?g { ?s :p ?o GRAPH ?g { :x :q ?o } }")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(context.Background(), q, Options{Analyze: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Len() != n*graphs/100 {
+		t.Fatalf("GRAPH ?g: %d rows, want %d", res.Len(), n*graphs/100)
+	}
+	// The input (?s ?o) and one graph's copy of it with ?g, at least.
+	if want := int64(n * (16 + 16 + 8 + 4)); res.PeakMemory < want {
+		t.Errorf("GRAPH ?g over %d graphs and %d rows: peak %d, want ≥ %d", graphs, n, res.PeakMemory, want)
+	}
+	if u := e.memUsed.Load(); u != 0 {
+		t.Errorf("GRAPH ?g: %d bytes accounted after the query returned", u)
+	}
 }

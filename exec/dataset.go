@@ -259,7 +259,7 @@ func (e *Engine) unionStore(graphs []*graphstore.Store) (*unionStore, error) {
 
 // evalInGraph evaluates a pattern inside GRAPH name, joined with the rows
 // of input: run evaluates it on a graph's engine, seeded with rows.
-func (e *Engine) evalInGraph(ctx context.Context, name sparql.TermOrVar, input *Table,
+func (e *Engine) evalInGraph(ctx context.Context, name sparql.TermOrVar, input *Table, mem *memAccount,
 	run func(ctx context.Context, g *Engine, seed *Table) (*Table, error)) (*Table, error) {
 	graphs := e.namedGraphs(ctx)
 	if name.Var == "" {
@@ -281,15 +281,31 @@ func (e *Engine) evalInGraph(ctx context.Context, name sparql.TermOrVar, input *
 	}
 	gcol := input.Col(name.Var)
 	var out *Table
+	// Memory: each graph's seed (a copy of the input's rows for it, with
+	// the graph's column) is charged before it is made and released once
+	// the graph's pattern has run; the pattern's own state is released
+	// then too (settled to its result, which stays charged as out's
+	// rows), and gr carries out's spare capacity. The loops look at ctx.
+	var resBytes int64
+	gr := growth{m: mem}
+	defer gr.done()
+	sc := stopCheck{ctx: ctx}
 	for _, g := range graphs {
 		var rows []int32
 		for r := 0; r < input.N; r++ {
+			if err := sc.add(1); err != nil {
+				return nil, err
+			}
 			if gcol < 0 || input.At(gcol, r) == 0 || input.At(gcol, r) == g.ID {
 				rows = append(rows, int32(r))
 			}
 		}
 		if len(rows) == 0 {
 			continue
+		}
+		gr.to(tableBytes(out) - resBytes + 4*int64(cap(rows)) + gatherBytes(input, len(rows)) + 8*int64(len(rows)))
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
 		}
 		seed := input.gather(rows)
 		if gcol < 0 {
@@ -305,6 +321,7 @@ func (e *Engine) evalInGraph(ctx context.Context, name sparql.TermOrVar, input *
 		if err != nil {
 			return nil, err
 		}
+		base := mem.tablesNow()
 		res, err := run(ctx, ge, seed)
 		if err != nil {
 			return nil, err
@@ -321,11 +338,18 @@ func (e *Engine) evalInGraph(ctx context.Context, name sparql.TermOrVar, input *
 		for i := range res.Cols[rc] {
 			res.Cols[rc][i] = g.ID
 		}
+		rb := tableBytes(res)
+		mem.settle(base, rb)
+		resBytes += rb
 		if out == nil {
 			out = res
-			continue
+		} else {
+			appendByName(out, res)
 		}
-		appendByName(out, res)
+		gr.to(tableBytes(out) - resBytes)
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if out == nil {
 		vars := input.Vars

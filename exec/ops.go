@@ -576,7 +576,18 @@ func (q *queryRun) group(t *Table, n *planner.Group) (*Table, error) {
 	// A group: its key, its index entry and accumulators (GROUP_CONCAT's
 	// strings are bounded apart, by the value size).
 	groupBytes := int64(16*len(n.Keys) + 48*len(aggs) + 96)
-	sc := stopCheck{ctx: q.ctx, grow: func() { gr.to(int64(len(groups)) * groupBytes) }}
+	// What the accumulators hold beyond that — the sets of DISTINCT
+	// aggregates, GROUP_CONCAT's strings over every group — grows with
+	// the rows, not the groups: charged as it grows.
+	held := func() int64 {
+		var h int64
+		for _, a := range aggs {
+			h += a.Held()
+		}
+		return h
+	}
+	held0 := held()
+	sc := stopCheck{ctx: q.ctx, grow: func() { gr.to(int64(len(groups))*groupBytes + held() - held0) }}
 	for r := 0; r < t.N; r++ {
 		if err := sc.add(1); err != nil {
 			return nil, err

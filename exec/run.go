@@ -17,7 +17,7 @@ import (
 // named graphs are evaluated by path.go and dataset.go:
 //
 //	func (e *Engine) evalPath(ctx context.Context, st Store, n *planner.PathScan, input *Table, mem *memAccount) (*Table, error)
-//	func (e *Engine) evalInGraph(ctx context.Context, name sparql.TermOrVar, input *Table,
+//	func (e *Engine) evalInGraph(ctx context.Context, name sparql.TermOrVar, input *Table, mem *memAccount,
 //		run func(ctx context.Context, g *Engine, seed *Table) (*Table, error)) (*Table, error)
 //
 // where input is the seed's rows (or one empty row) and the result keeps
@@ -443,7 +443,7 @@ func (q *queryRun) evalNode(n planner.Node) (*Table, error) {
 			}
 			input = s
 		}
-		return q.e.evalInGraph(q.ctx, n.Graph.Name, input, func(ctx context.Context, g *Engine, seed *Table) (*Table, error) {
+		return q.e.evalInGraph(q.ctx, n.Graph.Name, input, q.mem, func(ctx context.Context, g *Engine, seed *Table) (*Table, error) {
 			t, err := q.on(g, ctx).eval(n.Input)
 			if err != nil {
 				return nil, err

@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/sparql"
@@ -32,7 +33,20 @@ type AggregateProgram struct {
 	separator string
 	arg       *Program // nil for COUNT(*)
 	env       *Env
+	// held is what its accumulators hold beyond their fixed size, summed:
+	// DISTINCT's sets, GROUP_CONCAT's strings (Held).
+	held atomic.Int64
 }
+
+// Held returns the bytes the accumulators of p hold beyond their fixed
+// size — the values DISTINCT has seen, the strings GROUP_CONCAT builds —
+// summed over every accumulator p made, as they grow: an operator charges
+// its memory budget with the change over its run.
+func (p *AggregateProgram) Held() int64 { return p.held.Load() }
+
+// seenBytes is what a term costs in a DISTINCT set (its strings, the
+// map's key and slot).
+func seenBytes(t rdf.Term) int64 { return int64(len(t.Value)+len(t.Datatype)+len(t.Lang)) + 64 }
 
 // CompileAggregate compiles a. The semantics, per aggregate, over the
 // values of the argument in the group (after DISTINCT, which compares
@@ -90,7 +104,7 @@ func (p *AggregateProgram) New() Accumulator {
 	case "COUNT":
 		if p.arg == nil {
 			if p.distinct {
-				return &countStar{keys: make(map[string]struct{})}
+				return &countStar{keys: make(map[string]struct{}), p: p}
 			}
 			return &countStar{}
 		}
@@ -129,6 +143,7 @@ func (a *aggBase) next(row Binding) (v Value, fresh bool, err error) {
 			return v, false, nil
 		}
 		a.seen[t] = struct{}{}
+		a.p.held.Add(seenBytes(t))
 	}
 	return v, true, nil
 }
@@ -136,6 +151,7 @@ func (a *aggBase) next(row Binding) (v Value, fresh bool, err error) {
 type countStar struct {
 	n      int64
 	keys   map[string]struct{}
+	p      *AggregateProgram // with keys: where they are counted (Held)
 	failed bool
 }
 
@@ -149,7 +165,11 @@ func (c *countStar) Add(row Binding) {
 		c.failed = true
 		return
 	}
-	c.keys[k.SolutionKey()] = struct{}{}
+	key := k.SolutionKey()
+	if _, dup := c.keys[key]; !dup {
+		c.keys[key] = struct{}{}
+		c.p.held.Add(int64(len(key)) + 48)
+	}
 }
 
 func (c *countStar) Result() (rdf.Term, bool) {
@@ -291,11 +311,15 @@ func (g *groupConcatAgg) Add(row Binding) {
 		g.failed = true // and the query ends (Env.Abort)
 		return
 	}
+	before := g.b.Cap()
 	if g.any {
 		g.b.WriteString(g.p.separator)
 	}
 	g.any = true
 	g.b.WriteString(v.Term().Value)
+	if grown := g.b.Cap() - before; grown > 0 {
+		g.p.held.Add(int64(grown))
+	}
 }
 
 func (g *groupConcatAgg) Result() (rdf.Term, bool) {
