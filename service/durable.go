@@ -50,7 +50,10 @@ func (s *Service) change(ctx context.Context, edit func(g *generation) (*graphst
 		return err
 	}
 	base := s.tip
-	ds, changes, err := edit(base)
+	ds, changes, err, handedOff := s.editWithin(ctx, base, edit)
+	if handedOff {
+		return err // the edit's goroutine undoes it and unlocks (write_stop.go)
+	}
 	if err == nil && ds != nil {
 		err = ctx.Err()
 	}
