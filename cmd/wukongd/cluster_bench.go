@@ -29,7 +29,7 @@ import (
 
 func init() {
 	register(&command{name: "cluster-bench", summary: "compare 1 process, N loopback shards and N processes on the LUBM queries (Markdown)", run: runClusterBench})
-	register(&command{name: "cluster-sim", summary: "simulate 8–64 shards with the loopback network model (Markdown)", run: runClusterSim})
+	register(&command{name: "cluster-sim", summary: "simulate 8–64 shards with the loopback network model; --writes: mixed reads and writes through the replicated log (Markdown)", run: runClusterSim})
 }
 
 func benchQueries(names []string) ([]datasets.Query, error) {
@@ -252,6 +252,9 @@ trips of the tcp fabric from the nodes' /metrics).`)
 }
 
 func runClusterSim(args []string) error {
+	if hasFlag(args, "writes") {
+		return runClusterSimMix(args)
+	}
 	fs := newFlagSet("cluster-sim", "[--univ U] [--shards 8,16,32,64] [--modes …] [--queries L1,…]", `
 Simulates clusters larger than this machine: for each shard count, builds
 LUBM-U with that many shards (one loopback fabric node per shard), switches
@@ -261,7 +264,9 @@ the fabric traffic (reads, bytes, round trips, messages), the modelled
 network time summed over all calls, the median wall time on this machine
 (CPU only: the model does not sleep, since timer granularity would swamp
 microsecond waits) and their sum as an estimate of the latency. The sum
-over-counts forked sub-queries, whose network waits overlap.`)
+over-counts forked sub-queries, whose network waits overlap. With
+--writes F: a mixed read/write simulation with the replicated log
+(cluster-sim --writes 0.1 -h).`)
 	univ := fs.Int("univ", 10, "LUBM universities")
 	shardList := fs.String("shards", "8,16,32,64", "shard counts")
 	modes := fs.String("modes", "in-place,fork-join,auto", "execution modes")
