@@ -111,6 +111,13 @@ func ParseChunks(ctx context.Context, r io.Reader, quads bool, opts Options, wor
 	return feedErr
 }
 
+// chunkBatch is the statements of a batch ParseChunks hands over. The
+// worker's yield point (cpugate) is between two batches, so a batch is
+// small: parsing and resolving 256 triples takes a few hundred
+// microseconds, 4,096 took milliseconds — that long a query queued on
+// the worker's processor could wait.
+const chunkBatch = 256
+
 // chunkBytes is the size of ParseChunks' chunks (a variable for the
 // tests).
 var chunkBytes = ntChunkSize
@@ -200,7 +207,7 @@ func (w *chunkWorker) add(q *rawQuad) error {
 		w.graph = rdf.Term{}
 	}
 	w.raw = append(w.raw, graphstore.RawTriple{S: w.term(&q.s), P: w.term(&q.p), O: w.term(&q.o)})
-	if len(w.raw) == batchSize {
+	if len(w.raw) == chunkBatch {
 		return w.flush()
 	}
 	return nil

@@ -50,6 +50,7 @@ what its writes cost:
 	file := fs.String("file", "", "N-Triples file for the post mode (.gz allowed)")
 	readers := fs.Int("readers", 0, "clients querying during the post mode (0: none)")
 	quiet := fs.Duration("quiet", 10*time.Second, "how long the post mode's readers run before the POST")
+	slow := fs.Duration("slow", 0, "with --readers: print when during the POST the queries slower than this ran (0: not)")
 	queries := fs.String("queries", "/work/shared/datasets/lubm/queries/wukong/q4.rq,/work/shared/datasets/lubm/queries/wukong/q5.rq,/work/shared/datasets/lubm/queries/wukong/q6.rq",
 		"query files the post mode's readers run in turn (comma-separated)")
 	if err := parseFlags(fs, args); err != nil {
@@ -159,15 +160,18 @@ what its writes cost:
 					f.Close()
 					return err
 				}
-				quietLat := runReaders(ctx, ep, qs, *readers, func() { time.Sleep(*quiet) })
+				quietLat, _ := runReaders(ctx, ep, qs, *readers, 0, func() { time.Sleep(*quiet) })
 				printReaders("quiet", qs, quietLat, nil)
 				cr := &countingReader{r: r}
 				t := time.Now()
 				var d time.Duration
-				during := runReaders(ctx, ep, qs, *readers, func() {
+				during, slowAt := runReaders(ctx, ep, qs, *readers, *slow, func() {
 					err = postNT(ctx, base, *token, cr)
 					d = time.Since(t)
 				})
+				if *slow > 0 {
+					printSlow(*slow, t, cr.eof, slowAt)
+				}
 				f.Close()
 				if err != nil {
 					return err
@@ -197,13 +201,44 @@ what its writes cost:
 type countingReader struct {
 	r        io.Reader
 	n, lines int64
+	eof      time.Time // when the body was read to its end
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	c.lines += int64(bytes.Count(p[:n], []byte{'\n'}))
+	if err == io.EOF && c.eof.IsZero() {
+		c.eof = time.Now()
+	}
 	return n, err
+}
+
+// slowQuery is a query slower than --slow: when it started, how long it
+// took.
+type slowQuery struct {
+	at time.Time
+	ms float64
+}
+
+// printSlow prints how many queries slower than slow started in each
+// half-second of the POST (from start; the body was sent by eof), and
+// the slowest of each.
+func printSlow(slow time.Duration, start, eof time.Time, qs []slowQuery) {
+	fmt.Printf("queries over %v during the POST (the body sent at %.1f s):", slow, eof.Sub(start).Seconds())
+	bins := map[int][]float64{}
+	last := 0
+	for _, q := range qs {
+		b := int(q.at.Sub(start) / (500 * time.Millisecond))
+		bins[b] = append(bins[b], q.ms)
+		last = max(last, b)
+	}
+	for b := 0; b <= last; b++ {
+		if len(bins[b]) > 0 {
+			fmt.Printf(" %.1fs:%d(max %.1f ms)", float64(b)/2, len(bins[b]), slices.Max(bins[b]))
+		}
+	}
+	fmt.Println()
 }
 
 type namedQuery struct{ name, text string }
@@ -221,11 +256,13 @@ func readQueries(list string) ([]namedQuery, error) {
 }
 
 // runReaders runs n clients sending qs in turn while work runs, and
-// returns the latencies (ms) of each query.
-func runReaders(ctx context.Context, ep *bench.Endpoint, qs []namedQuery, n int, work func()) [][]float64 {
+// returns the latencies (ms) of each query and the queries slower than
+// slow (0: none kept).
+func runReaders(ctx context.Context, ep *bench.Endpoint, qs []namedQuery, n int, slow time.Duration, work func()) ([][]float64, []slowQuery) {
 	var stop atomic.Bool
 	var mu sync.Mutex
 	lat := make([][]float64, len(qs))
+	var slowQs []slowQuery
 	var wg sync.WaitGroup
 	for c := 0; c < n; c++ {
 		wg.Add(1)
@@ -239,7 +276,13 @@ func runReaders(ctx context.Context, ep *bench.Endpoint, qs []namedQuery, n int,
 					fmt.Fprintf(os.Stderr, "bench-writes: %s: %v\n", qs[k].name, err)
 					continue
 				}
-				mine[k] = append(mine[k], float64(time.Since(t))/1e6)
+				d := time.Since(t)
+				mine[k] = append(mine[k], float64(d)/1e6)
+				if slow > 0 && d > slow {
+					mu.Lock()
+					slowQs = append(slowQs, slowQuery{t, float64(d) / 1e6})
+					mu.Unlock()
+				}
 			}
 			mu.Lock()
 			for k := range mine {
@@ -254,7 +297,7 @@ func runReaders(ctx context.Context, ep *bench.Endpoint, qs []namedQuery, n int,
 	for k := range lat {
 		slices.Sort(lat[k])
 	}
-	return lat
+	return lat, slowQs
 }
 
 func printReaders(phase string, qs []namedQuery, lat, quiet [][]float64) {
