@@ -566,6 +566,12 @@ func (s *Store) tipList(dst []ID, o int, k Key) []ID {
 	}
 	if w := s.sh.w; w != nil && w.deltas[o] != nil {
 		if recs := w.deltas[o].Records(uint64(k)); len(recs) > 0 {
+			if len(dst) == start {
+				// No base list (a key the write made): the list is the
+				// IDs toggled an odd number of times, sorted in place.
+				tg := rdmakv.AppendVisible(asU64(dst), recs, 1<<62)
+				return asIDs(tg[:start+len(oddOnes(tg[start:]))])
+			}
 			dst = mergeToggles(dst, start, rdmakv.AppendVisible(nil, recs, 1<<62))
 		}
 	}
@@ -591,6 +597,7 @@ type statsDelta struct {
 	classes                                                map[ID]int64
 	cp                                                     map[cpKey]*[2]int64
 	shards                                                 map[int]int64
+	pout, types, pin                                       []ID // vertex's lists, reused
 }
 
 func (sd *statsDelta) pred(p ID) *[3]int64 {
@@ -625,13 +632,15 @@ func (sd *statsDelta) vertex(st *Store, v ID, sign int64) {
 	if st.tables[o] == nil {
 		return // another node's vertex (ApplyHosted): its share is counted there
 	}
-	pout := st.tipList(nil, o, MakeKey(v, AllPredicates, Out))
+	sd.pout = st.tipList(sd.pout[:0], o, MakeKey(v, AllPredicates, Out))
+	pout := sd.pout
 	var types []ID
 	if len(pout) > 0 {
 		sd.subjects += sign
 		sd.outPreds += sign * int64(len(pout))
 		if _, ok := slices.BinarySearch(pout, TypeID); ok {
-			types = st.tipList(nil, o, MakeKey(v, TypeID, Out))
+			sd.types = st.tipList(sd.types[:0], o, MakeKey(v, TypeID, Out))
+			types = sd.types
 		} else {
 			sd.untyped += sign
 		}
@@ -660,7 +669,8 @@ func (sd *statsDelta) vertex(st *Store, v ID, sign int64) {
 			sd.classes[c] += sign
 		}
 	}
-	pin := st.tipList(nil, o, MakeKey(v, AllPredicates, In))
+	sd.pin = st.tipList(sd.pin[:0], o, MakeKey(v, AllPredicates, In))
+	pin := sd.pin
 	if len(pin) > 0 {
 		sd.objects += sign
 		sd.inPreds += sign * int64(len(pin))
