@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 )
 
 // TableOptions configures a TableBuilder.
@@ -32,6 +33,9 @@ type TableOptions struct {
 	Buckets int
 	// Seed is the hash seed written to the header.
 	Seed uint64
+	// Wide forces 16-byte slots (version 2) where compact slots (version
+	// 3, see table.go) would fit.
+	Wide bool
 }
 
 // TableBuilder collects (key, sorted list) entries and lays them out as a
@@ -232,7 +236,8 @@ func (b *TableBuilder) layout(room bool) ([]byte, error) {
 	if nMain > math.MaxUint32 {
 		return nil, fmt.Errorf("table of %d buckets too large", nMain)
 	}
-	h := TableHeader{Width: uint32(b.opts.Width), NMain: nMain, NKeys: n, Seed: b.opts.Seed}
+	h := TableHeader{Version: TableVersion, Width: uint32(b.opts.Width), NMain: nMain, NKeys: n, Seed: b.opts.Seed}
+	b.chooseCompact(&h)
 	// Group the keys by main bucket (counting sort): ends[mb] is the end
 	// of bucket mb's keys in order.
 	mbs := make([]uint32, n)
@@ -312,7 +317,7 @@ func (b *TableBuilder) layout(room bool) ([]byte, error) {
 	if h.NBuckets > math.MaxUint32 {
 		return nil, fmt.Errorf("table of %d buckets too large", h.NBuckets)
 	}
-	h.ValuesOff = HeaderSize + h.NBuckets*BucketSize
+	h.ValuesOff = HeaderSize + h.NBuckets*h.BucketBytes()
 	h.NValues = b.nvals
 	capacity := h.ValuesOff
 	if room {
@@ -328,6 +333,22 @@ func (b *TableBuilder) layout(room bool) ([]byte, error) {
 	chain := func(from, to uint64) {
 		p := HeaderSize + from*BucketSize + EntriesPerBucket*SlotSize
 		binary.LittleEndian.PutUint64(out[p:], to)
+	}
+	if h.Version == CompactTableVersion {
+		put48 := func(p, v uint64) {
+			var x [8]byte
+			binary.LittleEndian.PutUint64(x[:], v)
+			copy(out[p:p+6], x[:6])
+		}
+		put = func(bk, slot uint64, i uint32) {
+			p := HeaderSize + bk*CompactBucketSize + slot*CompactSlotSize
+			k, _ := h.compactKey(b.keys[i])
+			put48(p, k)
+			put48(p+6, h.compactWord(b.words[i]))
+		}
+		chain = func(from, to uint64) {
+			put48(HeaderSize+from*CompactBucketSize+EntriesPerBucket*CompactSlotSize, to)
+		}
 	}
 	var pos uint64 // next overflow slot
 	for mb := uint64(0); mb < nMain; mb++ {
@@ -363,4 +384,55 @@ func (b *TableBuilder) layout(room bool) ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// chooseCompact makes h a version 3 table (12-byte slots) if every key,
+// word and offset fits: values of at most 4 bytes, keys of at most 48
+// bits once the longest run of bits zero in all keys is left out, and
+// list lengths and offsets that share 47 bits.
+func (b *TableBuilder) chooseCompact(h *TableHeader) {
+	if b.opts.Wide || b.opts.Width > 4 || len(b.keys) == 0 {
+		return
+	}
+	var or uint64
+	for _, k := range b.keys {
+		or |= k
+	}
+	top := bits.Len64(or)
+	var gapLo, gapLen int
+	if top > 48 {
+		// The longest run of zero bits below top.
+		for i := 0; i < top; {
+			if or>>i&1 != 0 {
+				i++
+				continue
+			}
+			j := i
+			for j < top && or>>j&1 == 0 {
+				j++
+			}
+			if j-i > gapLen {
+				gapLo, gapLen = i, j-i
+			}
+			i = j
+		}
+		if top-gapLen > 48 {
+			return
+		}
+	}
+	var maxLen uint64
+	for _, w := range b.words {
+		if w&inlineBit != 0 {
+			continue
+		}
+		if n := w >> offBits & lenMask; n != lenEscape {
+			maxLen = max(maxLen, n)
+		}
+	}
+	lenBits := max(bits.Len64(maxLen+1), 1)
+	offBits := max(bits.Len64(b.nvals), 1)
+	if lenBits+offBits > 47 {
+		return
+	}
+	h.Version, h.GapLo, h.GapLen, h.LenBits, h.OffBits = CompactTableVersion, uint8(gapLo), uint8(gapLen), uint8(lenBits), uint8(offBits)
 }

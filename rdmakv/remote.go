@@ -54,13 +54,13 @@ func (t *RemoteTable) AppendValues(ctx context.Context, from NodeID, dst []uint6
 		if b >= t.h.NBuckets || hop > t.h.NBuckets {
 			return dst, fmt.Errorf("key %#x on node %d: %w: chain leaves the table", key, t.node, ErrCorrupt)
 		}
-		req := ReadRequest{Node: t.node, Region: t.region, Offset: t.h.BucketOffset(b), Dst: bucket[:]}
+		req := ReadRequest{Node: t.node, Region: t.region, Offset: t.h.BucketOffset(b), Dst: bucket[:t.h.BucketBytes()]}
 		if err := t.f.Read(ctx, from, req); err != nil {
 			return dst, fmt.Errorf("cannot read bucket: %w", err)
 		}
 		var next uint64
 		var r slotResult
-		w, next, r = searchBucket(bucket[:], key)
+		w, next, r = t.h.search(bucket[:t.h.BucketBytes()], key)
 		if r == slotAbsent {
 			return dst, nil
 		}
@@ -182,7 +182,7 @@ func LookupBatch(ctx context.Context, f Fabric, from NodeID, lookups []Lookup, d
 				return dst, ends, fmt.Errorf("key %#x on node %d: %w: chain leaves the table", lookups[i].Key, t.node, ErrCorrupt)
 			}
 			reqs = append(reqs, ReadRequest{Node: t.node, Region: t.region, Offset: t.h.BucketOffset(s.bucket),
-				Dst: buckets[i*BucketSize : (i+1)*BucketSize]})
+				Dst: buckets[i*BucketSize : i*BucketSize+int(t.h.BucketBytes())]})
 			idx = append(idx, i)
 		}
 		if len(reqs) == 0 {
@@ -193,7 +193,8 @@ func LookupBatch(ctx context.Context, f Fabric, from NodeID, lookups []Lookup, d
 		}
 		for _, i := range idx {
 			s := &st[i]
-			w, next, r := searchBucket(buckets[i*BucketSize:(i+1)*BucketSize], lookups[i].Key)
+			t := lookups[i].Table
+			w, next, r := t.h.search(buckets[i*BucketSize:i*BucketSize+int(t.h.BucketBytes())], lookups[i].Key)
 			switch r {
 			case slotFound:
 				s.word, s.found, s.done = w, true, true

@@ -37,6 +37,26 @@ import (
 //	valuesOff   the value area: nValues elements of width bytes; a list is
 //	            a run of sorted elements.
 //
+// Version 3 (compact slots) differs only in the buckets: a bucket is 8
+// slots of 12 bytes (96 bytes), each a 48-bit key and a 48-bit word, both
+// little-endian. Its header's version field holds 3 in its low 16 bits,
+// then lenBits (byte 10) and offBits (byte 11) of the word; its width
+// field holds the width (byte 12), then gapLo (byte 13) and gapLen (byte
+// 14): bits [gapLo, gapLo+gapLen) are zero in every key, and a key is
+// stored without them (key>>(gapLo+gapLen)<<gapLo | key&(1<<gapLo-1)),
+// which must fit 48 bits. Slot 7's chain index is 48 bits. The word:
+//
+//	0                    empty slot
+//	bit 47 = 1           inline single value: word & (1<<47-1)
+//	bit 47 = 0, word ≠ 0 length (lenBits) << offBits | element offset
+//	                     (offBits); a length of all ones (1<<lenBits-1)
+//	                     means escaped, as lenEscape below
+//
+// The builder writes version 3 whenever the keys, the inline values, the
+// lists' lengths and the value area fit (graph-store tables with IDs below
+// 2^32 and a few thousand predicates: a quarter less bucket space), else
+// version 2.
+//
 // The word of an entry slot:
 //
 //	0                    empty slot
@@ -54,11 +74,21 @@ const (
 	// EntriesPerBucket is the number of key slots in a bucket; the last
 	// slot chains to an overflow bucket.
 	EntriesPerBucket = SlotsPerBucket - 1
-	// TableVersion is the layout version written in the header. Version
-	// 2 lets a main bucket's slot 7 hold an entry; version 1 tables (slot
-	// 7 always a chain) are read the same way.
-	TableVersion    = 2
-	minTableVersion = 1
+	// TableVersion is the layout version written in the header of a
+	// table with 16-byte slots. Version 2 lets a main bucket's slot 7
+	// hold an entry; version 1 tables (slot 7 always a chain) are read
+	// the same way. CompactTableVersion (3) is the version of a table
+	// with 12-byte slots.
+	TableVersion        = 2
+	CompactTableVersion = 3
+	minTableVersion     = 1
+	// CompactSlotSize and CompactBucketSize are version 3's slot and
+	// bucket sizes.
+	CompactSlotSize   = 12
+	CompactBucketSize = CompactSlotSize * SlotsPerBucket
+
+	compactMask   = uint64(1)<<48 - 1
+	compactInline = uint64(1) << 47
 
 	inlineBit = uint64(1) << 63
 	offBits   = 36
@@ -79,20 +109,110 @@ var ErrCorrupt = errors.New("corrupt table")
 // TableHeader is the decoded header of a table: all a reader needs to find a
 // key's bucket. A remote reader fetches it once per peer region.
 type TableHeader struct {
-	Width     uint32
-	NMain     uint64
-	NBuckets  uint64
-	NKeys     uint64
-	ValuesOff uint64
-	NValues   uint64
-	Seed      uint64
+	// Version is the layout version (1, 2 or CompactTableVersion); with
+	// version 3, GapLo/GapLen are the key bits not stored and
+	// LenBits/OffBits the fields of a slot's word.
+	Version                         uint32
+	GapLo, GapLen, LenBits, OffBits uint8
+	Width                           uint32
+	NMain                           uint64
+	NBuckets                        uint64
+	NKeys                           uint64
+	ValuesOff                       uint64
+	NValues                         uint64
+	Seed                            uint64
 }
 
 // Size returns the number of region bytes the table occupies.
 func (h *TableHeader) Size() uint64 { return h.ValuesOff + h.NValues*uint64(h.Width) }
 
 // BucketOffset returns the region offset of bucket b.
-func (h *TableHeader) BucketOffset(b uint64) uint64 { return HeaderSize + b*BucketSize }
+func (h *TableHeader) BucketOffset(b uint64) uint64 { return HeaderSize + b*h.BucketBytes() }
+
+// BucketBytes returns the size of a bucket: BucketSize, or
+// CompactBucketSize in a version 3 table.
+func (h *TableHeader) BucketBytes() uint64 {
+	if h.Version == CompactTableVersion {
+		return CompactBucketSize
+	}
+	return BucketSize
+}
+
+// compactKey returns key as a version 3 slot stores it; ok is false for a
+// key that no slot can hold (bits in the gap or beyond 48).
+func (h *TableHeader) compactKey(key uint64) (uint64, bool) {
+	lo, n := h.GapLo, h.GapLen
+	if n > 0 {
+		gap := (uint64(1)<<n - 1) << lo
+		if key&gap != 0 {
+			return 0, false
+		}
+		key = key>>(lo+n)<<lo | key&(uint64(1)<<lo-1)
+	}
+	return key, key <= compactMask
+}
+
+// search looks for key in one bucket's bytes (BucketBytes of them).
+func (h *TableHeader) search(bucket []byte, key uint64) (word uint64, next uint64, r slotResult) {
+	if h.Version != CompactTableVersion {
+		return searchBucket(bucket, key)
+	}
+	ck, ok := h.compactKey(key)
+	if !ok {
+		return 0, 0, slotAbsent
+	}
+	return searchCompactBucket(bucket, ck, h)
+}
+
+// searchCompactBucket is searchBucket for a version 3 bucket; key is
+// compacted. The word returned is in the version 2 encoding.
+func searchCompactBucket(bucket []byte, key uint64, h *TableHeader) (word uint64, next uint64, r slotResult) {
+	_ = bucket[CompactBucketSize-1]
+	for i := 0; i < EntriesPerBucket; i++ {
+		w := binary.LittleEndian.Uint64(bucket[i*CompactSlotSize+4:]) >> 16
+		if w == 0 {
+			return 0, 0, slotAbsent
+		}
+		if binary.LittleEndian.Uint64(bucket[i*CompactSlotSize:])&compactMask == key {
+			return h.wideWord(w), 0, slotFound
+		}
+	}
+	next = binary.LittleEndian.Uint64(bucket[EntriesPerBucket*CompactSlotSize:]) & compactMask
+	if w := binary.LittleEndian.Uint64(bucket[EntriesPerBucket*CompactSlotSize+4:]) >> 16; w != 0 {
+		if next == key {
+			return h.wideWord(w), 0, slotFound
+		}
+		return 0, 0, slotAbsent
+	}
+	if next == 0 {
+		return 0, 0, slotAbsent
+	}
+	return 0, next, slotChain
+}
+
+// wideWord turns a version 3 word into the version 2 encoding.
+func (h *TableHeader) wideWord(w uint64) uint64 {
+	if w&compactInline != 0 {
+		return inlineBit | w&^compactInline
+	}
+	n := w >> h.OffBits & (uint64(1)<<h.LenBits - 1)
+	if n == uint64(1)<<h.LenBits-1 {
+		n = lenEscape
+	}
+	return n<<offBits | w&(uint64(1)<<h.OffBits-1)
+}
+
+// compactWord turns a version 2 word into h's version 3 encoding.
+func (h *TableHeader) compactWord(w uint64) uint64 {
+	if w&inlineBit != 0 {
+		return compactInline | w&^inlineBit
+	}
+	n := w >> offBits & lenMask
+	if n == lenEscape {
+		n = uint64(1)<<h.LenBits - 1
+	}
+	return n<<h.OffBits | w&offMask
+}
 
 // Bucket returns the main bucket of key.
 func (h *TableHeader) Bucket(key uint64) uint64 {
@@ -122,10 +242,18 @@ func ParseTableHeader(b []byte, regionLen uint64) (TableHeader, error) {
 	if [8]byte(b[:8]) != tableMagic {
 		return h, fmt.Errorf("%w: bad magic %q", ErrCorrupt, b[:8])
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v < minTableVersion || v > TableVersion {
-		return h, fmt.Errorf("%w: table version %d, this build reads %d to %d", ErrCorrupt, v, minTableVersion, TableVersion)
+	if v := binary.LittleEndian.Uint32(b[8:]); (v < minTableVersion || v > TableVersion) && uint16(v) != CompactTableVersion {
+		return h, fmt.Errorf("%w: table version %d, this build reads %d to %d", ErrCorrupt, v, minTableVersion, CompactTableVersion)
 	}
+	h.Version = binary.LittleEndian.Uint32(b[8:])
 	h.Width = binary.LittleEndian.Uint32(b[12:])
+	if v := binary.LittleEndian.Uint16(b[8:]); v == CompactTableVersion {
+		h.Version, h.LenBits, h.OffBits = CompactTableVersion, b[10], b[11]
+		h.Width, h.GapLo, h.GapLen = uint32(b[12]), b[13], b[14]
+		if b[15] != 0 || h.LenBits == 0 || h.OffBits == 0 || int(h.LenBits)+int(h.OffBits) > 47 || int(h.GapLo)+int(h.GapLen) > 64 || h.Width == 8 {
+			return h, fmt.Errorf("%w: version 3 fields %v", ErrCorrupt, b[10:16])
+		}
+	}
 	h.NMain = binary.LittleEndian.Uint64(b[16:])
 	h.NBuckets = binary.LittleEndian.Uint64(b[24:])
 	h.NKeys = binary.LittleEndian.Uint64(b[32:])
@@ -137,7 +265,7 @@ func ParseTableHeader(b []byte, regionLen uint64) (TableHeader, error) {
 		return h, fmt.Errorf("%w: value width %d", ErrCorrupt, h.Width)
 	case h.NMain == 0 || h.NBuckets < h.NMain || h.NBuckets > (math.MaxUint64-HeaderSize)/BucketSize:
 		return h, fmt.Errorf("%w: bucket counts %d/%d", ErrCorrupt, h.NMain, h.NBuckets)
-	case h.ValuesOff != HeaderSize+h.NBuckets*BucketSize:
+	case h.ValuesOff != HeaderSize+h.NBuckets*h.BucketBytes():
 		return h, fmt.Errorf("%w: value area at %d", ErrCorrupt, h.ValuesOff)
 	case h.NValues > (math.MaxUint64-h.ValuesOff)/8 || h.Size() > regionLen:
 		return h, fmt.Errorf("%w: table of %d values does not fit the region of %d bytes", ErrCorrupt, h.NValues, regionLen)
@@ -149,8 +277,13 @@ func ParseTableHeader(b []byte, regionLen uint64) (TableHeader, error) {
 
 func (h *TableHeader) encode(b []byte) {
 	copy(b, tableMagic[:])
-	binary.LittleEndian.PutUint32(b[8:], TableVersion)
-	binary.LittleEndian.PutUint32(b[12:], h.Width)
+	if h.Version == CompactTableVersion {
+		binary.LittleEndian.PutUint16(b[8:], CompactTableVersion)
+		b[10], b[11], b[12], b[13], b[14], b[15] = h.LenBits, h.OffBits, byte(h.Width), h.GapLo, h.GapLen, 0
+	} else {
+		binary.LittleEndian.PutUint32(b[8:], TableVersion)
+		binary.LittleEndian.PutUint32(b[12:], h.Width)
+	}
 	binary.LittleEndian.PutUint64(b[16:], h.NMain)
 	binary.LittleEndian.PutUint64(b[24:], h.NBuckets)
 	binary.LittleEndian.PutUint64(b[32:], h.NKeys)
@@ -319,7 +452,11 @@ func (t *Table) AppendValuesBatch(dst []uint64, keys []uint64, ends []int) ([]ui
 		// Buckets: one independent load each.
 		for j, k := range g {
 			off := t.h.BucketOffset(t.h.Bucket(k))
-			slot0[j] = binary.LittleEndian.Uint64(t.buf[off+8 : off+16])
+			if t.h.Version == CompactTableVersion {
+				slot0[j] = binary.LittleEndian.Uint64(t.buf[off+4:off+12]) >> 16
+			} else {
+				slot0[j] = binary.LittleEndian.Uint64(t.buf[off+8 : off+16])
+			}
 		}
 		// Entries, and the first element of each list.
 		total := 0
@@ -415,7 +552,7 @@ func (t *Table) find(key uint64) (uint64, bool) {
 			return 0, false
 		}
 		off := t.h.BucketOffset(b)
-		w, next, r := searchBucket(t.buf[off:off+BucketSize], key)
+		w, next, r := t.h.search(t.buf[off:off+t.h.BucketBytes()], key)
 		switch r {
 		case slotFound:
 			return w, true
