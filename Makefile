@@ -4,7 +4,7 @@ BIN     := bin/wukongd
 ADDR    ?= 127.0.0.1:8080
 PKGS    := ./...
 
-.PHONY: all build test test-lubm test-lubm-reasoning test-uba test-crash test-crash-bulk lint generate bench bench-micro bench-e2e bench-peers bench-doc run clean conformance
+.PHONY: all build test test-lubm test-lubm-reasoning test-uba test-crash test-crash-bulk lint generate bench bench-micro bench-e2e bench-peers bench-doc bench-scale run clean conformance
 
 all: build
 
@@ -95,6 +95,16 @@ bench-peers: build
 
 bench-doc: build
 	$(BIN) bench report --in var/bench/latest/report.json --doc docs/PERFORMANCE.md
+
+# How load and L1–L7 costs grow with the data (issue 15): LUBM at each of
+# SCALES generated, loaded out of core and queried; results accumulate in
+# SCALE_WORK/scale.json, the table and docs/scale.svg go into
+# docs/PERFORMANCE.md. LUBM-2560 needs ~8 GB of RAM, ~30 GB of disk and
+# about an hour on 2 cores. Not in CI.
+SCALES     ?= 10,40,160,640,2560
+SCALE_WORK ?= /work/big/scale
+bench-scale: build
+	$(BIN) bench-scale --scales $(SCALES) --work $(SCALE_WORK) --doc docs/PERFORMANCE.md $(BENCH_FLAGS)
 
 # The hostile-input suite at length (internal/hostile): LUBM-1, 50 MB
 # texts, and 8 concurrent attackers for HOSTILE_ATTACK against the RSS
