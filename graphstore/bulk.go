@@ -52,11 +52,11 @@ type bulkPart struct {
 	ids   []ID
 	terms []rdf.Term
 	roles []byte // the role terms[i] needs, | notInBase if the base dictionary lacks it
-	// seen holds what each raw term (with the role its position needs)
-	// resolved to earlier in the part, by rawKey: a chunk of LUBM names
-	// each of its terms about six times, and a term the dictionary lacks
-	// costs a full probe of the base's hash table and a copy. Dropped at
-	// the part's end (EndPart).
+	// seen holds the pending reference of each raw term (with the role
+	// its position needs) the part kept as pending, by rawKey: a chunk of
+	// LUBM names each of its terms about six times, and a term the
+	// dictionary lacks costs a full probe of the base's hash table and a
+	// copy. Dropped at the part's end (EndPart).
 	seen map[string]ID
 	key  []byte
 }
@@ -148,12 +148,37 @@ func (b *BulkInsert) EndPart(seq int) {
 }
 
 // resolveRaw is resolve for a term given as bytes, through the part's
-// cache of the terms it resolved before: a term seen again in the part
-// gets the same ID or pending reference without a dictionary probe.
-// Under the lock, bulkIDs gives a pending term its ID at its first
-// reference, which is the term's first occurrence in the part, so IDs
-// are handed out in the same order as without the cache.
+// cache of the terms it kept as pending before: a term the dictionary
+// lacks, seen again in the part, gets the same pending reference without
+// a probe of the base's hash table (which, for a term it lacks, reads
+// ~6 random entries) nor another copy. Terms the dictionary knows are
+// not cached (their probe finds them at once, and a body of known terms
+// would pay the map for nothing). Under the lock, bulkIDs gives a pending
+// term its ID at its first reference, which is the term's first
+// occurrence in the part, so IDs are handed out in the same order as
+// without the cache.
 func (p *bulkPart) resolveRaw(d *Dict, t *RawTerm, role byte) (ID, error) {
+	var k []byte
+	if p.seen != nil {
+		k = p.rawKey(t, role)
+		if id, ok := p.seen[string(k)]; ok {
+			return id, nil
+		}
+	}
+	id, err := p.resolve(d, rawViewTerm(t), role)
+	if err != nil || id&pendingID == 0 {
+		return id, err
+	}
+	if p.seen == nil {
+		p.seen = make(map[string]ID, 1024)
+		k = p.rawKey(t, role)
+	}
+	p.seen[string(k)] = id
+	return id, nil
+}
+
+// rawKey returns t's key in the part's cache (valid until the next call).
+func (p *bulkPart) rawKey(t *RawTerm, role byte) []byte {
 	k := append(p.key[:0], byte(t.Kind), role)
 	if t.Kind == rdf.KindLiteral {
 		k = binary.AppendUvarint(k, uint64(len(t.Value)))
@@ -165,18 +190,7 @@ func (p *bulkPart) resolveRaw(d *Dict, t *RawTerm, role byte) (ID, error) {
 		k = append(k, t.Value...)
 	}
 	p.key = k
-	if id, ok := p.seen[string(k)]; ok {
-		return id, nil
-	}
-	id, err := p.resolve(d, rawViewTerm(t), role)
-	if err != nil {
-		return 0, err
-	}
-	if p.seen == nil {
-		p.seen = make(map[string]ID, 1024)
-	}
-	p.seen[string(k)] = id
-	return id, nil
+	return k
 }
 
 // Add is AddRaw for terms given as strings.
@@ -205,10 +219,15 @@ func (b *BulkInsert) Add(seq int, batch []rdf.Triple) error {
 }
 
 // grow makes room for n more triples: a part's first batch reserves for a
-// few more (a chunk's batches), later ones double.
+// few more (a chunk's batches: 4,096 triples or more at once, when the
+// batch is a full one of ParseChunks' 256), later ones double.
 func (p *bulkPart) grow(n int) {
 	if cap(p.ids)-len(p.ids) < 3*n {
-		p.ids = slices.Grow(p.ids, max(3*n*8, cap(p.ids)))
+		want := max(3*n*8, cap(p.ids))
+		if cap(p.ids) == 0 && n >= 256 {
+			want = max(want, 3*4096*8)
+		}
+		p.ids = slices.Grow(p.ids, want)
 	}
 }
 
