@@ -22,9 +22,11 @@ func runWriteBench(args []string) error {
 Sends SPARQL Update requests (INSERT DATA of --triples new triples each, on
 new subjects) to URL/update from --writers concurrent clients, and reports
 the requests per second and the latency percentiles of the 2xx answers.
+--url may list several servers (comma-separated, the nodes of a cluster):
+writer w sends to the (w mod count)-th.
 Every request inserts distinct triples, so the store grows by
 writers×requests×triples.`)
-	url := fs.String("url", "http://127.0.0.1:8080", "server base URL")
+	url := fs.String("url", "http://127.0.0.1:8080", "server base URL (or several, comma-separated: writers go to them in turn)")
 	token := fs.String("token", "", "update token (serve --update-token)")
 	writers := fs.Int("writers", 1, "concurrent clients")
 	requests := fs.Int("requests", 1000, "requests per client (ignored with --duration)")
@@ -39,6 +41,7 @@ writers×requests×triples.`)
 		*tag = fmt.Sprintf("wb%d", time.Now().UnixNano())
 	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *writers + 1}, Timeout: 5 * time.Minute}
+	urls := strings.Split(*url, ",")
 	send := func(w, i int) error {
 		var b strings.Builder
 		b.WriteString("INSERT DATA {\n")
@@ -46,7 +49,7 @@ writers×requests×triples.`)
 			fmt.Fprintf(&b, "<http://writebench/%s/%d/%d/%d> <http://writebench/p> %d .\n", *tag, w, i, k, k)
 		}
 		b.WriteString("}")
-		req, err := http.NewRequestWithContext(context.Background(), "POST", *url+"/update", strings.NewReader(b.String()))
+		req, err := http.NewRequestWithContext(context.Background(), "POST", urls[(w+len(urls))%len(urls)]+"/update", strings.NewReader(b.String()))
 		if err != nil {
 			return err
 		}
