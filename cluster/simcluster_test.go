@@ -19,14 +19,15 @@ import (
 // node. Every acknowledged write is applied on every node (one version
 // each, none twice), a writer reads its write at once on the node that
 // acknowledged it, no reader sees the written count go down on a node,
-// and at the end every node gives the same answers, in place and forked.
+// and at the end every node gives the same answers, in place and forked;
+// every node snapshots its log on the way (served through the loopback).
 func TestSimClusterMixedWorkload(t *testing.T) {
 	const nodes, writers, perWriter = 8, 4, 6
 	dir := defaultSnapshot(t, nodes)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, err := OpenSim(ctx, SimConfig{Data: dir, Nodes: nodes, Replicas: 2, RaftDir: t.TempDir(),
-		Base: Config{Workers: 1, WriteTimeout: 30 * time.Second}})
+		Base: Config{Workers: 1, WriteTimeout: 30 * time.Second, SnapshotEntries: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +135,11 @@ func TestSimClusterMixedWorkload(t *testing.T) {
 	}
 	if len(first) < len(acked) {
 		t.Errorf("every node answers %d triples, fewer than the %d written", len(first), len(acked))
+	}
+	for _, nd := range c.Nodes {
+		if nd.Snapshots().Taken == 0 {
+			t.Errorf("node %d took no snapshot of its log (every 4 entries)", nd.cfg.Node)
+		}
 	}
 	tr := c.Traffic(c.Leader())
 	if tr.RaftMessages == 0 || tr.RaftBytes == 0 {

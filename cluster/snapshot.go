@@ -286,7 +286,7 @@ func (n *Node) serveSnapshot(b []byte) error {
 	sn := n.snap
 	sn.mu.Lock()
 	defer sn.mu.Unlock()
-	if err := n.fabric.Register(rdmakv.NodeID(n.cfg.Node), sn.region, rdmakv.NewRegion(b)); err != nil {
+	if err := n.store.Fabric().Register(rdmakv.NodeID(n.cfg.Node), sn.region, rdmakv.NewRegion(b)); err != nil {
 		return fmt.Errorf("cannot serve the snapshot: %w", err)
 	}
 	sn.buf = b
@@ -320,7 +320,7 @@ func (n *Node) fetchSnapshot(ctx context.Context, from, index uint64, desc []byt
 	b := make([]byte, d.length)
 	for off := uint64(0); off < d.length; off += snapChunk {
 		chunk := b[off:min(off+snapChunk, d.length)]
-		if err := n.fabric.Read(ctx, rdmakv.NodeID(n.cfg.Node), rdmakv.ReadRequest{Node: d.holder, Region: sn.region, Offset: off, Dst: chunk}); err != nil {
+		if err := n.store.Fabric().Read(ctx, rdmakv.NodeID(n.cfg.Node), rdmakv.ReadRequest{Node: d.holder, Region: sn.region, Offset: off, Dst: chunk}); err != nil {
 			sn.rejected.Add(1)
 			return fmt.Errorf("cannot read the snapshot from node %d: %w", d.holder, err)
 		}
