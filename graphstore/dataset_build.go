@@ -27,6 +27,10 @@ type DatasetBuilder struct {
 	named   map[rdf.Term]*graphChunks
 	after   DatasetCounters // set by Build
 	spill   *spillState     // SpillTo
+	// layer: the default graph's inferred layer (AddInferredTriples),
+	// written by WriteSnapshot with reasoning as its profile.
+	layer     *graphChunks
+	reasoning string
 }
 
 // graphChunks are the provisional triples (s, p, o tns) of one graph.
@@ -53,6 +57,9 @@ type GraphCounters struct {
 type DatasetCounters struct {
 	BuildCounters
 	Graphs []GraphCounters
+	// Inferred is the distinct triples of the inferred layer
+	// (AddInferredTriples; known after WriteSnapshot).
+	Inferred uint64
 }
 
 // NewDatasetBuilder returns a builder of a dataset whose stores have shards
@@ -235,7 +242,11 @@ func (db *DatasetBuilder) Build() (*Dataset, error) {
 	}
 	db.built = true
 	gs := db.sortedGraphs()
+	layer := db.layer
 	db.mu.Unlock()
+	if layer != nil {
+		return nil, fmt.Errorf("cannot build in memory: the dataset has an inferred layer (WriteSnapshot writes it)")
+	}
 
 	b := db.b
 	dict, remap, err := b.buildDict()

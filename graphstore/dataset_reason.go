@@ -94,6 +94,48 @@ func (db *DatasetBuilder) DeclareRoles(classes, predicates []rdf.Term) error {
 	return nil
 }
 
+// AddInferredTriples interns a batch of triples the reasoner (profile
+// reasoning) inferred for the default graph and adds each both to the
+// default graph and to its inferred layer, which WriteSnapshot writes as
+// the snapshot's inferred layer (Dataset.Inferred once opened). None may
+// be an explicit triple of the default graph (the layer is the closure
+// less those); repeats are dropped as in any graph. Build refuses a
+// builder with a layer: out of core only. Safe for concurrent use.
+func (db *DatasetBuilder) AddInferredTriples(reasoning string, batch []rdf.Triple) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	if reasoning == "" {
+		return errors.New("cannot add inferred triples: no reasoning profile")
+	}
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.built {
+		return errors.New("cannot add inferred triples: the dataset was already built")
+	}
+	db.namedMu.Lock()
+	switch {
+	case db.layer == nil:
+		db.layer, db.reasoning = &graphChunks{}, reasoning
+	case db.reasoning != reasoning:
+		db.namedMu.Unlock()
+		return fmt.Errorf("cannot add inferred triples of %s to a layer of %s", reasoning, db.reasoning)
+	}
+	layer := db.layer
+	db.namedMu.Unlock()
+	tns, err := db.b.internTriples(len(batch), func(views []termView) { viewTriples(views, batch) })
+	if err != nil {
+		return fmt.Errorf("cannot add inferred triples: %w", err)
+	}
+	cp := slices.Clone(tns) // each graph's chunks are freed on their own
+	db.def.add(tns, len(batch))
+	if err := db.maybeSpill(db.def, len(tns)); err != nil {
+		return err
+	}
+	layer.add(cp, len(batch))
+	return db.maybeSpill(layer, len(cp))
+}
+
 // CheckInferred returns an error if t cannot be stored in a graph over
 // d: its predicate must be a predicate, the object of rdf:type a class,
 // the subject not a literal, every ID known.

@@ -566,6 +566,10 @@ func (db *DatasetBuilder) WriteSnapshot(dir string) (err error) {
 	}
 	db.built = true
 	gs := db.sortedGraphs()
+	nGraphs := len(gs)
+	if db.layer != nil {
+		gs = append(gs, db.layer) // last, into inferredDir
+	}
 	sp := db.spill
 	db.mu.Unlock()
 	if sp == nil {
@@ -630,7 +634,7 @@ func (db *DatasetBuilder) WriteSnapshot(dir string) (err error) {
 	}()
 	m := DatasetManifest{Manifest: Manifest{FormatVersion: FormatVersion, Terms: uint64(dict.Len()),
 		Shards: b.shards, Predicates: dict.NumPredicatesAndClasses()}}
-	if len(gs) > 1 {
+	if nGraphs > 1 {
 		m.FormatVersion = DatasetFormatVersion
 	}
 	var filesMu sync.Mutex
@@ -657,8 +661,14 @@ func (db *DatasetBuilder) WriteSnapshot(dir string) (err error) {
 	after.Terms = terms
 	for gi, g := range gs {
 		sub := ""
-		if gi > 0 {
+		layer := gi == nGraphs
+		switch {
+		case layer:
+			sub = inferredDir
+		case gi > 0:
 			sub = graphDirName(gi)
+		}
+		if sub != "" {
 			if err := os.Mkdir(filepath.Join(tmp, sub), 0o755); err != nil {
 				return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
 			}
@@ -676,6 +686,13 @@ func (db *DatasetBuilder) WriteSnapshot(dir string) (err error) {
 			if err := syncDir(filepath.Join(tmp, sub)); err != nil {
 				return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
 			}
+		}
+		if layer { // counted in the default graph already
+			m.Reasoning, m.Inferred = db.reasoning, stats.Triples
+			after.Inferred = stats.Triples
+			continue
+		}
+		if sub != "" {
 			id := remap.id(g.tn)
 			m.Graphs = append(m.Graphs, GraphManifest{Name: graphNameOf(g.name), ID: id, Dir: sub, Triples: stats.Triples})
 		}

@@ -29,9 +29,13 @@ type Config struct {
 	// reason) before the snapshot is written; its TBox is read from the
 	// default graph, into which Ontology (a file, if set) is loaded too.
 	// A load with reasoning builds in memory (the reasoner works on a
-	// Dataset), not within Memory.
+	// Dataset) when about 350 bytes per input triple fit in Memory, else
+	// it reasons out of core within Memory (loadReasonedOutOfCore; not
+	// every rule: reason.Ontology.Streamable).
 	Reasoning reason.Profile
 	Ontology  string
+	// ReasonOutOfCore reasons out of core whatever the inputs' size.
+	ReasonOutOfCore bool
 }
 
 // DefaultMemory is the default load budget: a quarter of the machine's
@@ -64,7 +68,10 @@ func Load(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, err
 	}
 	if cfg.Reasoning != reason.None {
-		return loadReasoned(ctx, cfg, inputs, start)
+		if reasonInMemory(cfg, inputs) {
+			return loadReasoned(ctx, cfg, inputs, start)
+		}
+		return loadReasonedOutOfCore(ctx, cfg, start)
 	}
 	opts := cfg.BuildOptions
 	if opts.Shards < 1 {

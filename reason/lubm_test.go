@@ -41,11 +41,30 @@ var lubmStdExplicit = []int{4, 0, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5916}
 // path, snapshot, reopen) and checks the 14 standard queries' answers,
 // with inferred triples and without.
 func TestLUBM1StdQueries(t *testing.T) {
+	var inferred []uint64
+	for _, outOfCore := range []bool{false, true} {
+		t.Run(fmt.Sprintf("outOfCore=%v", outOfCore), func(t *testing.T) {
+			inferred = append(inferred, lubm1StdQueries(t, outOfCore))
+		})
+	}
+	if len(inferred) == 2 && inferred[0] != inferred[1] {
+		t.Errorf("inferred triples: %d in memory, %d out of core", inferred[0], inferred[1])
+	}
+}
+
+// lubm1StdQueries is TestLUBM1StdQueries through the in-memory or the
+// out-of-core (reason.MaterializeStream) load; it returns the inferred
+// triples.
+func lubm1StdQueries(t *testing.T, outOfCore bool) uint64 {
 	data, ontology := lubmFiles(t)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "snap")
-	sum, err := loader.Load(ctx, loader.Config{Inputs: []string{data}, Out: dir, Ontology: ontology,
-		Reasoning: reason.OWLRL, BuildOptions: loader.BuildOptions{Shards: 3}})
+	cfg := loader.Config{Inputs: []string{data}, Out: dir, Ontology: ontology, Reasoning: reason.OWLRL,
+		ReasonOutOfCore: outOfCore, BuildOptions: loader.BuildOptions{Shards: 3}}
+	if outOfCore {
+		cfg.Memory = 16 << 20 // the builders spill
+	}
+	sum, err := loader.Load(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +115,7 @@ func TestLUBM1StdQueries(t *testing.T) {
 			t.Errorf("Q%d rewritten over explicit triples: %d rows, want %d", n, res.Len(), LUBMStdAnswers[n-1])
 		}
 	}
+	return sum.Inferred
 }
 
 // TestMaintainLUBM1 runs random insert/delete sequences on LUBM-1 +
