@@ -164,6 +164,9 @@ type outcome struct {
 }
 
 func (s *server) request(method, path string, header map[string]string, body string) outcome {
+	if len(body) > 1<<20 {
+		return s.upload(method, path, header, body)
+	}
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -179,6 +182,39 @@ func (s *server) request(method, path string, header map[string]string, body str
 	resp, err := c.Do(req)
 	if err != nil {
 		return outcome{err: err}
+	}
+	defer resp.Body.Close()
+	return consume(resp)
+}
+
+// upload sends a request with a large body the way curl does: the body is
+// written while the response is read, on a connection of its own, so a
+// server that answers (400, 413) before it has read the whole body and
+// then closes is seen answering — net/http's client may report its own
+// failed write instead, and the probe would learn nothing of the answer.
+func (s *server) upload(method, path string, header map[string]string, body string) outcome {
+	c, err := net.DialTimeout("tcp", s.addr, 10*time.Second)
+	if err != nil {
+		return outcome{err: err}
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Minute))
+	var head strings.Builder
+	fmt.Fprintf(&head, "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %d\r\n", method, path, len(body))
+	for k, v := range header {
+		fmt.Fprintf(&head, "%s: %s\r\n", k, v)
+	}
+	head.WriteString("\r\n")
+	go func() {
+		// A write the server cut (it answered early) is not the probe's
+		// outcome: the response is.
+		if _, err := io.WriteString(c, head.String()); err == nil {
+			_, _ = io.WriteString(c, body)
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return outcome{err: fmt.Errorf("no response to a %d-byte %s: %w", len(body), method, err)}
 	}
 	defer resp.Body.Close()
 	return consume(resp)
