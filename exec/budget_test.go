@@ -94,8 +94,16 @@ func TestMemoryBudget(t *testing.T) {
 				if !errors.As(err, &me) && !errors.Is(err, ErrMemoryBudget) {
 					t.Errorf("%d shards %v: %s: %v, want ErrMemoryBudget", shards, m, q, err)
 				}
-				if u := e.memUsed.Load(); u != 0 {
-					t.Errorf("%d shards %v: %s: %d bytes still accounted after it failed", shards, m, q, u)
+				// A forked sub-query on another shard may still be
+				// releasing its account when the failed query returns
+				// (seen once in CI at 34 KB, 4 shards fork-join); a leak
+				// stays, so give the release a moment, not a pass.
+				u := e.memUsed.Load()
+				for wait := time.Now().Add(2 * time.Second); u != 0 && time.Now().Before(wait); u = e.memUsed.Load() {
+					time.Sleep(5 * time.Millisecond)
+				}
+				if u != 0 {
+					t.Errorf("%d shards %v: %s: %d bytes still accounted 2 s after it failed", shards, m, q, u)
 				}
 			}
 			res, err := e.Query(context.Background(), `SELECT * { ?s ?p ?o }`, Options{Mode: m, Analyze: true})
