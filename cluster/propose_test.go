@@ -11,7 +11,6 @@ import (
 
 	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/rdf"
-	"github.com/wukongd/wukongd/rdmakv"
 	"github.com/wukongd/wukongd/wal"
 	"github.com/wukongd/wukongd/web"
 )
@@ -33,10 +32,7 @@ func insertReq(t *testing.T, reads bool, base uint64, triples ...rdf.Triple) *re
 // earlier request of the entry changed is left out on every node alike,
 // and the others apply.
 func TestClusterBatchedEntry(t *testing.T) {
-	dir := defaultSnapshot(t, 6)
-	sim := rdmakv.NewSimNet(13)
-	nodes := simClusterWith(t, sim, dir, 3, Config{Workers: 2, WriteTimeout: 5 * time.Second})
-	waitWritable(t, nodes)
+	nodes := writableSimCluster(t, 13, 5*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := updateRetry(ctx, nodes[0], "INSERT DATA { <http://ex.org/v1> <http://ex.org/p> <http://ex.org/o> }"); err != nil {
@@ -105,10 +101,7 @@ func TestClusterBatchedEntry(t *testing.T) {
 // write is acknowledged and on every node, each applied exactly once
 // (one request each), and the nodes agree on the version.
 func TestClusterConcurrentWrites(t *testing.T) {
-	dir := defaultSnapshot(t, 6)
-	sim := rdmakv.NewSimNet(17)
-	nodes := simClusterWith(t, sim, dir, 3, Config{Workers: 2, WriteTimeout: 10 * time.Second})
-	waitWritable(t, nodes)
+	nodes := writableSimCluster(t, 17, 10*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	v0, reqs0 := nodes[0].Version(), nodes[0].requests.Load()

@@ -79,15 +79,22 @@ func selectIn(ctx context.Context, nd *Node, mode web.ExecMode, text string) ([]
 	return out, res.Rows.Err()
 }
 
+// writableSimCluster starts 3 nodes over the 6-shard default snapshot on
+// a SimNet seeded with seed, with 2 workers and writeTimeout, and waits
+// until they take writes.
+func writableSimCluster(t *testing.T, seed int64, writeTimeout time.Duration) []*Node {
+	t.Helper()
+	nodes := simClusterWith(t, rdmakv.NewSimNet(seed), defaultSnapshot(t, 6), 3, Config{Workers: 2, WriteTimeout: writeTimeout})
+	waitWritable(t, nodes)
+	return nodes
+}
+
 // TestClusterWrites: writes through any node of 3 are applied on every
 // node (each on the shards it holds, the dictionary everywhere), a node
 // reads its own writes at once, DELETE/INSERT WHERE works, and queries in
 // place and forked give the written state on every node.
 func TestClusterWrites(t *testing.T) {
-	dir := defaultSnapshot(t, 6)
-	sim := rdmakv.NewSimNet(11)
-	nodes := simClusterWith(t, sim, dir, 3, Config{Workers: 2, WriteTimeout: 5 * time.Second})
-	waitWritable(t, nodes)
+	nodes := writableSimCluster(t, 11, 5*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	base := nodes[0].Version()
