@@ -131,8 +131,12 @@ type DeltaUndo struct {
 	valid bool
 }
 
-// undoBlock is the entries of one block of DeltaUndo.saved.
-const undoBlock = 4096
+// undoBlock is the entries of one block of DeltaUndo.saved; the first
+// block starts at undoFirst.
+const (
+	undoBlock = 4096
+	undoFirst = 16
+)
 
 type deltaSaved struct {
 	at, old uint64 // word index and its value before
@@ -147,8 +151,16 @@ func (t *DeltaTable) Mark(u *DeltaUndo) {
 
 func (t *DeltaTable) store(u *DeltaUndo, at, v uint64) {
 	if u != nil {
+		// The first block starts small and grows by append (a small
+		// write's undo is a few entries: a whole block for it cost a
+		// one-triple INSERT ~9 % of its CPU in clearing 64 KiB); a block
+		// never holds more than undoBlock entries.
 		if n := len(u.saved); n == 0 || len(u.saved[n-1]) == undoBlock {
-			u.saved = append(u.saved, make([]deltaSaved, 0, undoBlock))
+			c := undoBlock
+			if n == 0 {
+				c = undoFirst
+			}
+			u.saved = append(u.saved, make([]deltaSaved, 0, c))
 		}
 		last := &u.saved[len(u.saved)-1]
 		*last = append(*last, deltaSaved{at, atomic.LoadUint64(&t.words[at])})
