@@ -49,6 +49,21 @@ type TableBuilder struct {
 	shared map[uint64]uint64 // AddShared: hash of a list -> its entry word
 }
 
+// longList is the length from which Add stores a list's length in the
+// value area (escaped: 8 bytes before the elements, the slot's length
+// field all ones) in a table of 4- or 8-byte values, so that a compact
+// slot's length field never needs more than 16 bits. Without it a table
+// whose longest list needs L bits and whose value area needs O bits is
+// compact only if L+O ≤ 47: at LUBM-2560 (16 shards) a predicate's index
+// list (≈ 2^22 IDs) and the value area (≈ 2^26 elements) did not fit, and
+// whole tables fell back to 16-byte slots. The escape costs 8 bytes per
+// list of at least 64 Ki elements (≥ 256 KiB of values), and one more
+// small read for a remote reader (the length, then the list). Readers of
+// every table version already resolve escaped lengths, so tables written
+// with it open in older builds that read their version. A variable so
+// tests exercise long lists with short ones.
+var longList = uint64(1)<<16 - 1
+
 // maxSharedLen bounds the lists AddShared tries to share.
 const maxSharedLen = 64
 
@@ -103,7 +118,7 @@ func (b *TableBuilder) Add(key uint64, vals []uint64) error {
 	}
 	n := uint64(len(vals))
 	lenField := n
-	if n >= lenEscape {
+	if n >= lenEscape || (w >= 4 && n >= longList) {
 		if w == 3 {
 			return fmt.Errorf("list of %d values: too long for a table of 3-byte values", n)
 		}

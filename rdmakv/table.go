@@ -65,7 +65,10 @@ import (
 //	                     offset into the value area (36 bits). A length of
 //	                     lenEscape means the list is longer: its real length
 //	                     is a uint64 in the 8 bytes at the offset, and the
-//	                     elements follow those 8 bytes.
+//	                     elements follow those 8 bytes. The builder also
+//	                     escapes every list of longList (64 Ki − 1) elements
+//	                     or more in a table of 4- or 8-byte values, so that
+//	                     version 3's length field stays within 16 bits.
 const (
 	HeaderSize     = 64
 	SlotSize       = 16

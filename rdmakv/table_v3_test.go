@@ -121,3 +121,98 @@ func TestCompactTableOnlyWhenItFits(t *testing.T) {
 		}
 	}
 }
+
+// Lists of longList elements or more have their length in the value area,
+// so the longest list does not widen a compact slot's length field: with a
+// threshold of 8 every list of compactEntries' long ones (100–300
+// elements) is escaped, the table stays compact with at most 4 length
+// bits, and it reads as the wide table does, locally, by batch and
+// remotely.
+func TestCompactTableLongLists(t *testing.T) {
+	old := longList
+	defer func() { longList = old }()
+	longList = 8
+	ctx := context.Background()
+	for _, buckets := range []int{0, 3} {
+		entries := compactEntries(1200, uint64(buckets)+11, 4)
+		for k := range entries {
+			if k%5 == 0 {
+				entries[k] = []uint64{1, 2, 3, 4, 5, 6, 7} // just below the threshold
+			} else if k%7 == 0 {
+				entries[k] = []uint64{1, 2, 3, 4, 5, 6, 7, 8} // at it
+			}
+		}
+		tab := buildTable(t, entries, TableOptions{Width: 4, Buckets: buckets})
+		wide := buildTable(t, entries, TableOptions{Width: 4, Buckets: buckets, Wide: true})
+		h := tab.Header()
+		if h.Version != CompactTableVersion || h.LenBits > 4 {
+			t.Fatalf("version %d, %d length bits; want %d and at most 4 (lists of 8 or more escaped)", h.Version, h.LenBits, CompactTableVersion)
+		}
+		_, rt := remoteTableOn(t, tab, 2, 1, 0, LoopbackOptions{})
+		var keys []uint64
+		long := 0
+		for k, want := range entries {
+			keys = append(keys, k, k+2)
+			if len(want) >= 8 {
+				long++
+			}
+			for _, tb := range []*Table{tab, wide} {
+				if got := tb.AppendValues(nil, k); !slices.Equal(got, want) {
+					t.Fatalf("key %#x (version %d): got %v want %v", k, tb.Header().Version, got, want)
+				}
+				if n, ok := tb.Lookup(k); !ok || n != len(want) {
+					t.Fatalf("Lookup(%#x) = %d, %v; want %d", k, n, ok, len(want))
+				}
+			}
+			got, err := rt.AppendValues(ctx, 0, nil, k)
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("remote key %#x: %v, %v; want %v", k, got, err, want)
+			}
+		}
+		if long < 50 {
+			t.Fatalf("only %d long lists", long)
+		}
+		slices.Sort(keys)
+		got, ends := tab.AppendValuesBatch(nil, keys, nil)
+		wgot, wends := wide.AppendValuesBatch(nil, keys, nil)
+		if !slices.Equal(got, wgot) || !slices.Equal(ends, wends) {
+			t.Fatalf("%d buckets: AppendValuesBatch differs from the wide table's", buckets)
+		}
+		lk := make([]Lookup, len(keys))
+		for i, k := range keys {
+			lk[i] = Lookup{Table: rt, Key: k}
+		}
+		rgot, rends, err := LookupBatch(ctx, rt.f, 0, lk, nil, nil)
+		if err != nil || !slices.Equal(rgot, wgot) || !slices.Equal(rends, wends) {
+			t.Fatalf("%d buckets: LookupBatch differs (%v)", buckets, err)
+		}
+	}
+}
+
+// The LUBM-2560 case at the default threshold: a list of 70,000 elements
+// (17 length bits unescaped) in a value area of 2^31 elements (31 offset
+// bits) needs 48 bits unescaped; escaped, the table is compact.
+func TestCompactTableLongListDefault(t *testing.T) {
+	b, err := NewTableBuilder(TableOptions{Width: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]uint64, 70000)
+	for i := range vals {
+		vals[i] = uint64(2 * i)
+	}
+	for k := uint64(1); k <= 20; k++ {
+		if err := b.Add(k<<24, vals[:k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Add(21<<24, vals); err != nil {
+		t.Fatal(err)
+	}
+	b.nvals = 1<<31 - 1 // as if the value area were that large (the check reads only its size)
+	h := TableHeader{Version: TableVersion, Width: 4}
+	b.chooseCompact(&h)
+	if h.Version != CompactTableVersion || h.LenBits != 5 || h.OffBits != 31 {
+		t.Fatalf("version %d, length bits %d, offset bits %d; want %d, 5, 31", h.Version, h.LenBits, h.OffBits, CompactTableVersion)
+	}
+}
