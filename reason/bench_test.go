@@ -46,7 +46,7 @@ func BenchmarkMaterializeSnapshot(b *testing.B) {
 	var wall, cpu float64
 	for b.Loop() {
 		t0, c0 := time.Now(), cpuSeconds()
-		_, inferred, _, err := reason.Materialize(ctx, o, explicit, reason.Options{IsLiteral: ds.Dict().IsLiteral})
+		_, inferred, _, err := reason.Materialize(ctx, o, explicit, reason.Options{IsLiteral: ds.Dict().IsLiteral, Distinct: true})
 		if err != nil {
 			b.Fatal(err)
 		}

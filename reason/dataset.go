@@ -138,6 +138,7 @@ func materializeDataset(ctx context.Context, ds *graphstore.Dataset, profile Pro
 	if opts.IsLiteral == nil {
 		opts.IsLiteral = dict.IsLiteral
 	}
+	opts.Distinct = true // a store's triples, less the layer's
 	start := time.Now()
 	_, inferred, mst, err := Materialize(ctx, o, explicit, opts)
 	if err != nil {

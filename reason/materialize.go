@@ -18,6 +18,13 @@ type Options struct {
 	// Maintainable indexes every fact by subject and object, which
 	// Maintain needs to rederive (about 50 bytes more per fact).
 	Maintainable bool
+	// Distinct says explicit holds no triple twice (a store's triples, as
+	// LoadOntology reads them). Materialize then keeps the explicit
+	// triples whose predicate no rule derives (most of a graph's: on
+	// LUBM, takesCourse, name, teacherOf, ...) out of the hash sets:
+	// no conclusion can equal one, so they need no probe, only a list
+	// (Closure.plain). Ignored with Maintainable or owl:sameAs.
+	Distinct bool
 }
 
 // Stats describe a materialization.
@@ -38,6 +45,34 @@ type Closure struct {
 	idx     []*joinIndex
 	workers int
 	tb      *typeBits // nil: type facts live in parts like the rest
+
+	// plain holds the explicit facts whose predicate no rule derives
+	// (Options.Distinct): they are in neither parts nor tb, and no
+	// conclusion is one of them. nPlain counts them; plainSet, built the
+	// first time Has or remove needs it, then replaces the list.
+	plain     []packed // every explicit fact, the others among them (filter with isPlain)
+	nPlain    int
+	plainOnce sync.Once
+	plainSet  *tripleSet
+}
+
+// isPlain reports whether the fact k (closedBit clear) lives in c.plain.
+func (c *Closure) isPlain(k packed) bool {
+	return c.plain != nil && !c.o.derives(ID(k.hi&(1<<predBits-1)))
+}
+
+// plainFacts returns the set of the plain facts, building it once.
+func (c *Closure) plainFacts() *tripleSet {
+	c.plainOnce.Do(func() {
+		set := newTripleSet(c.nPlain)
+		for _, k := range c.plain {
+			if c.isPlain(k) {
+				set.addKey(k, hashPacked(k))
+			}
+		}
+		c.plainSet = set
+	})
+	return c.plainSet
 }
 
 type idxKey struct{ p, x ID }
@@ -80,21 +115,25 @@ func Materialize(ctx context.Context, o *Ontology, explicit []Triple, opts Optio
 		return nil, nil, Stats{}, err
 	}
 	c := newClosure(o, opts, explicit)
+	ks := c.packAll(explicit)
+	if opts.Distinct && !opts.Maintainable && !o.sameAs {
+		c.plain = ks
+	}
 	hashed := 0 // the explicit facts the sets hold
-	for _, t := range explicit {
-		if c.tb == nil || !c.tb.holds(t) {
+	for _, k := range ks {
+		if (c.tb == nil || !c.tb.holdsKey(k)) && !c.isPlain(k) {
 			hashed++
 		}
 	}
 	for i := range c.parts { // those and about half again inferred, without regrowing
 		c.parts[i] = newTripleSet(3 * hashed / (2 * len(c.parts)))
 	}
-	st := Stats{Explicit: uint64(c.insertKeys(explicit).len())}
+	st := Stats{Explicit: uint64(c.insertPacked(ks).len() + c.nPlain)}
 	// The first round fires the explicit triples in their given order (a
 	// store gives a subject's triples together, which router.recent
 	// exploits), not in the sets' hash order; a duplicate fires twice,
 	// to no effect.
-	inferred, rounds, err := c.runFrom(ctx, keys{keysOf(explicit)}, true)
+	inferred, rounds, err := c.runFrom(ctx, keys{ks}, true)
 	if err != nil {
 		return nil, nil, Stats{}, err
 	}
@@ -104,7 +143,10 @@ func Materialize(ctx context.Context, o *Ontology, explicit []Triple, opts Optio
 
 // Len returns the number of facts.
 func (c *Closure) Len() int {
-	n := 0
+	n := c.nPlain
+	if c.plainSet != nil {
+		n = c.plainSet.n
+	}
 	for _, p := range c.parts {
 		n += p.n
 	}
@@ -116,6 +158,15 @@ func (c *Closure) Len() int {
 
 // Each calls fn with every fact.
 func (c *Closure) Each(fn func(Triple)) {
+	if c.plainSet != nil {
+		c.plainSet.each(fn)
+	} else {
+		for _, k := range c.plain {
+			if c.isPlain(k) {
+				fn(k.triple())
+			}
+		}
+	}
 	for _, p := range c.parts {
 		p.each(fn)
 	}
@@ -350,26 +401,61 @@ func (r *router) filter(p int, keep func(packed) bool, out keys) keys {
 // insert adds ts to the facts and returns those that were new (indexed).
 func (c *Closure) insert(ts []Triple) []Triple { return c.insertKeys(ts).triples() }
 
-// insertKeys is insert, returning the new facts as keys. Routing runs on
-// the workers in chunks, like firing.
-func (c *Closure) insertKeys(ts []Triple) keys {
+// insertKeys is insert, returning the new facts as keys.
+func (c *Closure) insertKeys(ts []Triple) keys { return c.insertPacked(c.packAll(ts)) }
+
+// packAll packs ts (dropping those with S == 0), in parallel.
+func (c *Closure) packAll(ts []Triple) []packed {
 	chunks := (len(ts) + fireChunk - 1) / fireChunk
+	ks := make([]packed, len(ts))
+	zero := make([]bool, chunks)
+	c.forWorkers(chunks, func(_, i int) {
+		lo := i * fireChunk
+		for j, t := range ts[lo:min(len(ts), lo+fireChunk)] {
+			if t.S == 0 {
+				zero[i] = true
+				continue
+			}
+			checkFits(t)
+			ks[lo+j] = pack(t)
+		}
+	})
+	if slices.Contains(zero, true) {
+		ks = slices.DeleteFunc(ks, func(k packed) bool { return k.hi == 0 })
+	}
+	return ks
+}
+
+// insertPacked adds the facts ks and returns those that were new
+// (indexed); plain facts (c.plain) are not added but counted in
+// c.nPlain, and indexed. Routing runs on the workers in chunks, like
+// firing.
+func (c *Closure) insertPacked(ks []packed) keys {
+	chunks := (len(ks) + fireChunk - 1) / fireChunk
 	routed := make([]*router, min(c.workers, max(chunks, 1)))
+	plain := make([][]packed, len(routed)) // the plain facts to index
+	nPlain := make([]int, len(routed))
 	for w := range routed {
 		routed[w] = newRouter(len(c.parts), false, c.tb)
 	}
 	c.forWorkers(chunks, func(w, i int) {
 		r := routed[w]
-		for _, t := range ts[i*fireChunk : min(len(ts), (i+1)*fireChunk)] {
-			if t.S == 0 {
+		for _, k := range ks[i*fireChunk : min(len(ks), (i+1)*fireChunk)] {
+			if c.isPlain(k) {
+				nPlain[w]++
+				if c.o.outIndexed(ID(k.hi&(1<<predBits-1))) || c.o.inIndexed(ID(k.hi&(1<<predBits-1))) {
+					plain[w] = append(plain[w], k)
+				}
 				continue
 			}
-			checkFits(t)
-			r.add(pack(t))
+			r.add(k)
 		}
 	})
+	for _, n := range nPlain {
+		c.nPlain += n
+	}
 	fresh := c.addRouted(routed)
-	c.index(fresh)
+	c.index(append(slices.Clone(fresh), plain...))
 	return fresh
 }
 
@@ -466,7 +552,11 @@ func (c *Closure) unindex(gone []Triple) {
 func (c *Closure) remove(ts []Triple) {
 	var gone []Triple
 	for _, t := range ts {
-		if c.removeKey(pack(t)) {
+		if k := pack(t); c.isPlain(k) {
+			if c.plainFacts().remove(t, hashPacked(k)) {
+				gone = append(gone, t)
+			}
+		} else if c.removeKey(k) {
 			gone = append(gone, t)
 		}
 	}

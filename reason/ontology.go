@@ -203,6 +203,22 @@ type Ontology struct {
 	classTab      []*classRules
 	outTab, inTab []bool
 	anyIdx        bool // some predicate is indexed
+	// derTab / derMap: the predicates a conclusion can have (derives).
+	derTab []bool
+	derMap map[ID]bool
+}
+
+// derives reports whether some rule can conclude a triple with predicate
+// p: rdf:type, a superproperty, inverse or symmetric property, a
+// transitive property, cls-hv1's property; with owl:sameAs, every one.
+func (o *Ontology) derives(p ID) bool {
+	if o.sameAs || p == o.voc.Type {
+		return true
+	}
+	if p < ID(len(o.derTab)) {
+		return o.derTab[p]
+	}
+	return o.derMap[p]
 }
 
 // tabLimit bounds the slice tables (IDs past it use the maps).
@@ -256,6 +272,16 @@ func (o *Ontology) tables() {
 	o.outTab = slice(o.outIdx)
 	o.inTab = slice(o.inIdx)
 	o.anyIdx = len(o.outIdx)+len(o.inIdx) > 0
+	o.derMap = map[ID]bool{}
+	for _, p := range o.Properties() {
+		o.derMap[p] = true
+	}
+	for p, pr := range o.props {
+		if pr.trans {
+			o.derMap[p] = true
+		}
+	}
+	o.derTab = slice(o.derMap)
 }
 
 // slice returns m's values for keys below tabLimit, by key.

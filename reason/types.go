@@ -155,8 +155,11 @@ func (tb *typeBits) locate(k packed, write bool) (w *atomic.Uint64, bit uint64, 
 }
 
 // holds reports whether t is a type fact the bits hold.
-func (tb *typeBits) holds(t Triple) bool {
-	_, _, ok := tb.locate(pack(t), false)
+func (tb *typeBits) holds(t Triple) bool { return tb.holdsKey(pack(t)) }
+
+// holdsKey is holds for a packed fact (closedBit clear).
+func (tb *typeBits) holdsKey(k packed) bool {
+	_, _, ok := tb.locate(k, false)
 	return ok
 }
 
@@ -216,6 +219,9 @@ func (tb *typeBits) each(fn func(Triple)) {
 
 // hasKey reports whether the fact k (closedBit clear) is in c.
 func (c *Closure) hasKey(k packed) bool {
+	if c.isPlain(k) {
+		return c.plainFacts().hasKey(k, hashPacked(k))
+	}
 	if c.tb != nil {
 		if w, bit, ok := c.tb.locate(k, false); ok {
 			return w.Load()&bit != 0
