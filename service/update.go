@@ -8,6 +8,7 @@ import (
 
 	"github.com/wukongd/wukongd/exec"
 	"github.com/wukongd/wukongd/graphstore"
+	"github.com/wukongd/wukongd/internal/cpugate"
 	"github.com/wukongd/wukongd/rdf"
 	"github.com/wukongd/wukongd/sparql"
 	"github.com/wukongd/wukongd/web"
@@ -22,8 +23,16 @@ import (
 // readers see the dataset before the request or after all of it. An
 // operation that fails (a missing graph without SILENT, LOAD, a WHERE the
 // engine cannot run) fails the request and nothing changes.
+//
+// The parse and the edit pass through cpugate.Writers: while queries run,
+// the writers together keep off one processor (a query need not wait
+// behind 16 writers' parses), and when none run they use all of them.
 func (s *Service) Update(ctx context.Context, req *web.UpdateRequest) error {
+	if err := cpugate.Writers.EnterContext(ctx); err != nil {
+		return err
+	}
 	u, err := s.cache.ParseUpdateBase(ctx, req.Update, req.Base)
+	cpugate.Writers.Leave()
 	if err != nil {
 		return err // *sparql.SyntaxError
 	}
@@ -39,6 +48,10 @@ func (s *Service) Update(ctx context.Context, req *web.UpdateRequest) error {
 		return err
 	}
 	return s.change(ctx, func(g *generation) (*graphstore.Dataset, []graphstore.GraphChange, error) {
+		if err := cpugate.Writers.EnterContext(ctx); err != nil {
+			return nil, nil, err
+		}
+		defer cpugate.Writers.Leave()
 		r := &updateRun{svc: s, ctx: ctx, base: g.ds, baseGen: g, cur: g.ds, using: using,
 			touched: map[rdf.Term]bool{}, exists: map[rdf.Term]bool{}, loads: loads}
 		ds, err := r.run(u.Operations)

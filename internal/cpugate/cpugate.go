@@ -13,8 +13,11 @@
 package cpugate
 
 import (
+	"context"
 	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,10 +28,12 @@ const Hold = 100 * time.Millisecond
 // Gate counts the bulk goroutines running. The zero value is not ready:
 // use New.
 type Gate struct {
-	mu     sync.Mutex
-	active int
-	fg     int64 // the start of the latest query (UnixNano)
-	now    func() int64
+	mu      sync.Mutex
+	active  int
+	fg      atomic.Int64 // the start of the latest query (UnixNano)
+	follow  *Gate        // whose queries count (Follow); nil: its own
+	now     func() int64
+	waiters []chan struct{} // Enter's waiters, first come first woken
 }
 
 // New returns a gate.
@@ -38,36 +43,86 @@ func New() *Gate { return &Gate{now: func() int64 { return time.Now().UnixNano()
 // loader's and the graph store's bulk goroutines pass through it.
 var Default = New()
 
+// Writers is the gate of small writes (an update request's parse and
+// apply): it follows Default's queries, so that while queries run the
+// writers, however many, use one processor fewer than there are. It is a
+// gate of its own because a write may start bulk work (a big insertion's
+// per-shard write passes Default): one gate for both would let a writer
+// wait for a slot it holds.
+var Writers = Follow(Default)
+
+// Follow returns a gate of its own count that keeps a processor for the
+// queries marked on g.
+func Follow(g *Gate) *Gate { return &Gate{now: g.now, follow: g} }
+
 // Foreground records that a query starts now.
 func (g *Gate) Foreground() {
 	t := g.now()
-	g.mu.Lock()
-	if t > g.fg {
-		g.fg = t
+	for old := g.fg.Load(); t > old && !g.fg.CompareAndSwap(old, t); old = g.fg.Load() {
 	}
-	g.mu.Unlock()
 }
 
-// limit is how many bulk goroutines may run now. The caller holds mu.
-func (g *Gate) limit() int {
+// limit is how many bulk goroutines may run now, and how long until the
+// query's hold ends (0: none holds a processor). The caller holds mu.
+func (g *Gate) limit() (int, time.Duration) {
 	n := runtime.GOMAXPROCS(0)
-	if g.fg != 0 && g.now()-g.fg < int64(Hold) {
-		n--
+	fg := &g.fg
+	if g.follow != nil {
+		fg = &g.follow.fg
 	}
-	return max(1, n)
+	if t := fg.Load(); t != 0 {
+		if left := int64(Hold) - (g.now() - t); left > 0 && n > 1 {
+			return n - 1, time.Duration(left)
+		}
+	}
+	return n, 0
 }
 
-// Enter waits until one more bulk goroutine may run and counts it.
-func (g *Gate) Enter() {
+// Enter waits until one more bulk goroutine may run and counts it. A
+// waiter sleeps until a Leave makes room (or the query's hold ends), so
+// many waiters cost nothing while they wait.
+func (g *Gate) Enter() { _ = g.EnterContext(context.Background()) }
+
+// EnterContext is Enter that gives up when ctx ends first (its error;
+// then the goroutine is not counted and must not Leave).
+func (g *Gate) EnterContext(ctx context.Context) error {
+	g.mu.Lock()
 	for {
-		g.mu.Lock()
-		if g.active < g.limit() {
+		n, hold := g.limit()
+		if g.active < n {
 			g.active++
 			g.mu.Unlock()
-			return
+			return nil
 		}
+		ch := make(chan struct{}, 1)
+		g.waiters = append(g.waiters, ch)
 		g.mu.Unlock()
-		time.Sleep(200 * time.Microsecond)
+		var timeout <-chan time.Time
+		var t *time.Timer
+		if hold > 0 {
+			t = time.NewTimer(hold)
+			timeout = t.C
+		}
+		var err error
+		select {
+		case <-ch:
+		case <-timeout:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		if t != nil {
+			t.Stop()
+		}
+		g.mu.Lock()
+		if i := slices.Index(g.waiters, ch); i >= 0 { // not woken by a Leave
+			g.waiters = slices.Delete(g.waiters, i, i+1)
+		} else if err != nil {
+			g.wake() // pass the wake-up on
+		}
+		if err != nil {
+			g.mu.Unlock()
+			return err
+		}
 	}
 }
 
@@ -75,7 +130,20 @@ func (g *Gate) Enter() {
 func (g *Gate) Leave() {
 	g.mu.Lock()
 	g.active--
+	g.wake()
 	g.mu.Unlock()
+}
+
+// wake wakes the first waiter if one more may run. The caller holds mu.
+func (g *Gate) wake() {
+	if len(g.waiters) == 0 {
+		return
+	}
+	if n, _ := g.limit(); g.active < n {
+		ch := g.waiters[0]
+		g.waiters = slices.Delete(g.waiters, 0, 1)
+		ch <- struct{}{}
+	}
 }
 
 // Yield is a bulk goroutine's yield point (it has entered): if more run
@@ -83,7 +151,8 @@ func (g *Gate) Leave() {
 // goroutine waiting for its processor run first (runtime.Gosched).
 func (g *Gate) Yield() {
 	g.mu.Lock()
-	over := g.active > g.limit()
+	n, _ := g.limit()
+	over := g.active > n
 	if over {
 		g.active--
 	}

@@ -1,6 +1,7 @@
 package cpugate
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -66,4 +67,53 @@ func TestGateKeepsAProcessorForQueries(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// TestFollowerKeepsAProcessorForItsLeadersQueries: a gate made by
+// Follow counts its own goroutines but keeps a processor for the queries
+// marked on its leader; a waiter sleeps until a Leave wakes it, and
+// EnterContext gives up when its context ends.
+func TestFollowerKeepsAProcessorForItsLeadersQueries(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	var clock atomic.Int64
+	clock.Store(1)
+	lead := &Gate{now: clock.Load}
+	f := Follow(lead)
+	lead.Enter() // the leader's count is not the follower's
+	defer lead.Leave()
+	f.Enter()
+	f.Enter()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := f.EnterContext(ctx); err == nil {
+		t.Fatal("a third goroutine entered a follower of 2 processors")
+	}
+	f.Leave()
+	lead.Foreground() // a query: the follower keeps one processor free
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel2()
+	if err := f.EnterContext(ctx2); err == nil {
+		t.Fatal("a follower let 2 goroutines run while its leader's query runs on 2 processors")
+	}
+	entered := make(chan struct{})
+	go func() {
+		f.Enter()
+		close(entered)
+	}()
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case <-entered:
+		t.Fatal("entered while the only processor left to writers was taken")
+	default:
+	}
+	f.Leave() // wakes the waiter
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a Leave did not wake the waiter")
+	}
+	f.Leave()
+	if f.active != 0 || len(f.waiters) != 0 {
+		t.Fatalf("%d counted and %d waiting at the end", f.active, len(f.waiters))
+	}
 }
