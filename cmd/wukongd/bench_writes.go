@@ -30,7 +30,10 @@ what its writes cost:
 
   single     --n one-triple INSERT DATA requests one after another: p50, p99
   writers    --writers clients each sending one-triple INSERT DATA for
-             --duration: update requests per second, p50 and p99
+             --duration: update requests per second, p50 and p99; with
+             --readers, that many clients run --queries for --quiet alone
+             and then during the writers (latencies and errors, 429s
+             counted, of both phases)
   delete     inserts --delete-n triples of one fresh predicate, then times a
              DELETE WHERE removing them all
   post       POSTs --file (N-Triples, optionally .gz, streamed) to the Graph
@@ -48,8 +51,8 @@ what its writes cost:
 	dur := fs.Duration("duration", 10*time.Second, "length of the writers mode")
 	deleteN := fs.Int("delete-n", 100000, "triples the delete mode removes")
 	file := fs.String("file", "", "N-Triples file for the post mode (.gz allowed)")
-	readers := fs.Int("readers", 0, "clients querying during the post mode (0: none)")
-	quiet := fs.Duration("quiet", 10*time.Second, "how long the post mode's readers run before the POST")
+	readers := fs.Int("readers", 0, "clients querying during the post or writers mode (0: none)")
+	quiet := fs.Duration("quiet", 10*time.Second, "how long the readers of the post and writers modes run alone first")
 	slow := fs.Duration("slow", 0, "with --readers: print when during the POST the queries slower than this ran (0: not)")
 	queries := fs.String("queries", "/work/shared/datasets/lubm/queries/wukong/q4.rq,/work/shared/datasets/lubm/queries/wukong/q5.rq,/work/shared/datasets/lubm/queries/wukong/q6.rq",
 		"query files the post mode's readers run in turn (comma-separated)")
@@ -91,35 +94,52 @@ what its writes cost:
 			fmt.Printf("single: %d one-triple INSERT DATA: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", len(lat),
 				bench.Percentile(lat, 50), bench.Percentile(lat, 99), lat[len(lat)-1])
 		case "writers":
-			var mu sync.Mutex
-			var lat []float64
-			var errs atomic.Int64
-			stop := time.Now().Add(*dur)
-			var wg sync.WaitGroup
-			start := time.Now()
-			for w := 0; w < *writers; w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var mine []float64
-					for time.Now().Before(stop) {
-						d, err := insert()
-						if err != nil {
-							errs.Add(1)
-							continue
+			runWriters := func() {
+				var mu sync.Mutex
+				var lat []float64
+				var errs atomic.Int64
+				stop := time.Now().Add(*dur)
+				var wg sync.WaitGroup
+				start := time.Now()
+				for w := 0; w < *writers; w++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						var mine []float64
+						for time.Now().Before(stop) {
+							d, err := insert()
+							if err != nil {
+								errs.Add(1)
+								continue
+							}
+							mine = append(mine, float64(d)/1e6)
 						}
-						mine = append(mine, float64(d)/1e6)
-					}
-					mu.Lock()
-					lat = append(lat, mine...)
-					mu.Unlock()
-				}()
+						mu.Lock()
+						lat = append(lat, mine...)
+						mu.Unlock()
+					}()
+				}
+				wg.Wait()
+				el := time.Since(start).Seconds()
+				slices.Sort(lat)
+				fmt.Printf("writers: %d writers, %d updates in %.1f s: %.0f updates/s, p50 %.3f ms, p99 %.3f ms, %d errors, load %s\n",
+					*writers, len(lat), el, float64(len(lat))/el, bench.Percentile(lat, 50), bench.Percentile(lat, 99), errs.Load(), bench.ReadLoadAvg())
 			}
-			wg.Wait()
-			el := time.Since(start).Seconds()
-			slices.Sort(lat)
-			fmt.Printf("writers: %d writers, %d updates in %.1f s: %.0f updates/s, p50 %.3f ms, p99 %.3f ms, %d errors\n",
-				*writers, len(lat), el, float64(len(lat))/el, bench.Percentile(lat, 50), bench.Percentile(lat, 99), errs.Load())
+			if *readers == 0 {
+				runWriters()
+				continue
+			}
+			// With --readers: the readers alone for --quiet, then during
+			// the writers (their 429s and other errors counted).
+			qs, err := readQueries(*queries)
+			if err != nil {
+				return err
+			}
+			quietLat, _, qerrs := runReaders(ctx, ep, qs, *readers, 0, func() { time.Sleep(*quiet) })
+			printReaders("quiet", qs, quietLat, nil)
+			during, _, derrs := runReaders(ctx, ep, qs, *readers, 0, runWriters)
+			printReaders("during the writers", qs, during, quietLat)
+			fmt.Printf("readers' errors: quiet %d (%d of them 429), during the writers %d (%d of them 429)\n", qerrs.all, qerrs.busy, derrs.all, derrs.busy)
 		case "delete":
 			p := fmt.Sprintf("http://bench.example/%s/del", run)
 			var b strings.Builder
@@ -160,12 +180,12 @@ what its writes cost:
 					f.Close()
 					return err
 				}
-				quietLat, _ := runReaders(ctx, ep, qs, *readers, 0, func() { time.Sleep(*quiet) })
+				quietLat, _, _ := runReaders(ctx, ep, qs, *readers, 0, func() { time.Sleep(*quiet) })
 				printReaders("quiet", qs, quietLat, nil)
 				cr := &countingReader{r: r}
 				t := time.Now()
 				var d time.Duration
-				during, slowAt := runReaders(ctx, ep, qs, *readers, *slow, func() {
+				during, slowAt, _ := runReaders(ctx, ep, qs, *readers, *slow, func() {
 					err = postNT(ctx, base, *token, cr)
 					d = time.Since(t)
 				})
@@ -258,8 +278,9 @@ func readQueries(list string) ([]namedQuery, error) {
 // runReaders runs n clients sending qs in turn while work runs, and
 // returns the latencies (ms) of each query and the queries slower than
 // slow (0: none kept).
-func runReaders(ctx context.Context, ep *bench.Endpoint, qs []namedQuery, n int, slow time.Duration, work func()) ([][]float64, []slowQuery) {
+func runReaders(ctx context.Context, ep *bench.Endpoint, qs []namedQuery, n int, slow time.Duration, work func()) ([][]float64, []slowQuery, readerErrors) {
 	var stop atomic.Bool
+	var nerr, nbusy atomic.Int64
 	var mu sync.Mutex
 	lat := make([][]float64, len(qs))
 	var slowQs []slowQuery
@@ -273,7 +294,12 @@ func runReaders(ctx context.Context, ep *bench.Endpoint, qs []namedQuery, n int,
 				k := i % len(qs)
 				t := time.Now()
 				if _, err := ep.Select(ctx, qs[k].text); err != nil {
-					fmt.Fprintf(os.Stderr, "bench-writes: %s: %v\n", qs[k].name, err)
+					if nerr.Add(1) <= 5 {
+						fmt.Fprintf(os.Stderr, "bench-writes: %s: %v\n", qs[k].name, err)
+					}
+					if strings.Contains(err.Error(), " 429 ") {
+						nbusy.Add(1)
+					}
 					continue
 				}
 				d := time.Since(t)
@@ -297,8 +323,11 @@ func runReaders(ctx context.Context, ep *bench.Endpoint, qs []namedQuery, n int,
 	for k := range lat {
 		slices.Sort(lat[k])
 	}
-	return lat, slowQs
+	return lat, slowQs, readerErrors{all: nerr.Load(), busy: nbusy.Load()}
 }
+
+// readerErrors counts the readers' failed queries (busy: answered 429).
+type readerErrors struct{ all, busy int64 }
 
 func printReaders(phase string, qs []namedQuery, lat, quiet [][]float64) {
 	for k, q := range qs {
