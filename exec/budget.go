@@ -71,6 +71,12 @@ func (e *Engine) newMemAccount(limit int64, abort context.CancelCauseFunc, measu
 	return &memAccount{eng: e, limit: limit, abort: abort}
 }
 
+// bounded reports whether a budget bounds the account: the query's own
+// or the engine's.
+func (m *memAccount) bounded() bool {
+	return m != nil && (m.limit > 0 || m.eng.cfg.MaxMemory > 0)
+}
+
 // charge adds n bytes of tables or operator state (n < 0 releases).
 func (m *memAccount) charge(n int64) {
 	if m == nil || n == 0 {

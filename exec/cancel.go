@@ -1,6 +1,9 @@
 package exec
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // checkEvery is the work (rows read or made) between two looks at the
 // query's context inside a step or operator: often enough that a
@@ -50,4 +53,57 @@ func ctxErr(ctx context.Context) error {
 		return nil
 	}
 	return ctx.Err()
+}
+
+// copyChunk is the most elements copied between two looks at the context
+// when a large slice grows or a table is gathered (a few milliseconds of
+// copying on a loaded core): a single append or gather of hundreds of MB
+// is out of the context's reach for as long as the copy takes, which on
+// a shared machine was seconds past a query's deadline.
+const copyChunk = 1 << 20
+
+// growSlice returns s with room for at least n more elements. A slice of
+// fewer than copyChunk elements grows as append would; a larger one is
+// copied into its new array chunk by chunk, with a look at ctx between
+// chunks (on ctx's error s is returned as it was, with the error).
+func growSlice[T any](ctx context.Context, s []T, n int) ([]T, error) {
+	if cap(s)-len(s) >= n {
+		return s, nil
+	}
+	if len(s) < copyChunk {
+		return slices.Grow(s, n), nil
+	}
+	ns := make([]T, len(s), max(cap(s)+cap(s)/4, len(s)+n))
+	for i := 0; i < len(s); i += copyChunk {
+		if err := ctxErr(ctx); err != nil {
+			return s, err
+		}
+		copy(ns[i:min(i+copyChunk, len(s))], s[i:])
+	}
+	return ns, nil
+}
+
+// gatherCtx is t.gather(src) that looks at ctx every copyChunk rows of
+// each column.
+func (t *Table) gatherCtx(ctx context.Context, src []int32) (*Table, error) {
+	if len(src) < copyChunk {
+		return t.gather(src), ctxErr(ctx)
+	}
+	out := &Table{Vars: t.Vars, Cols: make([][]ID, len(t.Cols)), N: len(src)}
+	for c, col := range t.Cols {
+		if col == nil {
+			continue
+		}
+		nc := make([]ID, len(src))
+		for i := 0; i < len(src); i += copyChunk {
+			if err := ctxErr(ctx); err != nil {
+				return nil, err
+			}
+			for j, r := range src[i:min(i+copyChunk, len(src))] {
+				nc[i+j] = col[r]
+			}
+		}
+		out.Cols[c] = nc
+	}
+	return out, nil
 }

@@ -257,17 +257,40 @@ func (r *task) index(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 
 // cross returns every row of t × the IDs of list, bound to column to.
 func (r *task) cross(t *Table, list []ID, to int) (*Table, error) {
-	// A cross product can be far larger than what a deadline lets it
-	// make: size it up to a bound, then grow as it goes.
-	n := min(t.N*len(list), maxPresize)
-	src := make([]int32, 0, n)
-	vals := make([]ID, 0, n)
+	rowBytes := int64(8*len(t.Cols) + 12)
+	total := t.N * len(list)
+	var src []int32
+	var vals []ID
 	g := growth{m: r.mem}
 	defer g.done()
-	rowBytes := int64(8*len(t.Cols) + 12)
-	sc := stopCheck{ctx: r.ctx, grow: func() { g.to(int64(len(src)) * rowBytes) }}
+	sc := stopCheck{ctx: r.ctx}
+	if r.mem.bounded() {
+		// A cross product has exactly t.N × len(list) rows: under a budget
+		// they are charged before any is made — one past the budget fails
+		// at once, not after its deadline's worth of rows — and sized
+		// once, so no append copies the rows made so far (hundreds of MB,
+		// between two looks at the context).
+		g.to(int64(total) * rowBytes)
+		if err := ctxErr(r.ctx); err != nil {
+			return nil, err
+		}
+		src, vals = make([]int32, 0, total), make([]ID, 0, total)
+	} else {
+		// Far larger than what a deadline lets it make: sized up to a
+		// bound, then grown as it goes.
+		n := min(total, maxPresize)
+		src, vals = make([]int32, 0, n), make([]ID, 0, n)
+		sc.grow = func() { g.to(int64(len(src)) * rowBytes) }
+	}
 	for row := 0; row < t.N; row++ {
 		if err := sc.add(1 + len(list)); err != nil {
+			return nil, err
+		}
+		var err error
+		if src, err = growSlice(r.ctx, src, len(list)); err != nil {
+			return nil, err
+		}
+		if vals, err = growSlice(r.ctx, vals, len(list)); err != nil {
 			return nil, err
 		}
 		for _, x := range list {
@@ -275,7 +298,10 @@ func (r *task) cross(t *Table, list []ID, to int) (*Table, error) {
 			vals = append(vals, x)
 		}
 	}
-	out := t.gather(src)
+	out, err := t.gatherCtx(r.ctx, src)
+	if err != nil {
+		return nil, err
+	}
 	out.Cols[to] = vals
 	return out, nil
 }
@@ -553,6 +579,17 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 			}
 			made = len(src)
 			l := f.list(h[row])
+			if s.ToNew {
+				// Room for the row's values, grown with looks at the
+				// context (an append would copy every row made so far).
+				var err error
+				if src, err = growSlice(r.ctx, src, len(l)); err != nil {
+					return nil, err
+				}
+				if newTo, err = growSlice(r.ctx, newTo, len(l)); err != nil {
+					return nil, err
+				}
+			}
 			switch {
 			case s.ToNew && keep != nil:
 				for _, x := range l {
@@ -576,7 +613,10 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 				}
 			}
 		}
-		out := t.gather(src)
+		out, err := t.gatherCtx(r.ctx, src)
+		if err != nil {
+			return nil, err
+		}
 		if s.ToNew {
 			out.Cols[s.To.Col] = newTo
 		}
@@ -630,7 +670,10 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 			emit(row, 0, f.list(hr))
 		}
 	}
-	out := t.gather(src)
+	out, err := t.gatherCtx(r.ctx, src)
+	if err != nil {
+		return nil, err
+	}
 	if predCol >= 0 {
 		out.Cols[predCol] = newPred
 	}

@@ -111,15 +111,21 @@ func (h *hashIndex) matches(l, r *Table, lc, rc []int, a int, key []byte, fn fun
 }
 
 // merge builds the rows (la[i] of l) ∪ (ra[i] of r) (-1: none), with the
-// variables of both.
-func merge(l, r *Table, la, ra []int32) *Table {
+// variables of both, looking at ctx every copyChunk rows of a column.
+func merge(ctx context.Context, l, r *Table, la, ra []int32) (*Table, error) {
 	out := &Table{N: len(la)}
+	var err error
 	pick := func(t *Table, src []int32, c int) []ID {
-		if t.Cols[c] == nil {
+		if t.Cols[c] == nil || err != nil {
 			return nil
 		}
 		col := make([]ID, len(src))
 		for i, s := range src {
+			if i%copyChunk == copyChunk-1 {
+				if err = ctxErr(ctx); err != nil {
+					return nil
+				}
+			}
 			if s >= 0 {
 				col[i] = t.Cols[c][s]
 			}
@@ -151,7 +157,10 @@ func merge(l, r *Table, la, ra []int32) *Table {
 		out.Vars = append(out.Vars, v)
 		out.Cols = append(out.Cols, pick(r, ra, c))
 	}
-	return out
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // maxSizeHint bounds the size hint of an operator's map: a map made for
@@ -174,12 +183,24 @@ func hashJoin(ctx context.Context, mem *memAccount, l, r *Table) (*Table, error)
 			return nil, err
 		}
 		var key []byte
+		var gerr error // a growth of the pairs stopped by ctx
 		for a := 0; a < l.N; a++ {
 			made := len(la)
 			key = h.matches(l, r, lc, rc, a, key, func(b int32) {
-				la = append(la, int32(a))
-				ra = append(ra, b)
+				if gerr != nil {
+					return
+				}
+				if la, gerr = growSlice(ctx, la, 1); gerr == nil {
+					ra, gerr = growSlice(ctx, ra, 1)
+				}
+				if gerr == nil {
+					la = append(la, int32(a))
+					ra = append(ra, b)
+				}
 			})
+			if gerr != nil {
+				return nil, gerr
+			}
 			if err := sc.add(1 + len(la) - made); err != nil {
 				return nil, err
 			}
@@ -196,7 +217,7 @@ func hashJoin(ctx context.Context, mem *memAccount, l, r *Table) (*Table, error)
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	return merge(l, r, la, ra), nil
+	return merge(ctx, l, r, la, ra)
 }
 
 // minus removes the rows of l compatible with a row of r with which they
@@ -624,6 +645,11 @@ func (q *queryRun) group(t *Table, n *planner.Group) (*Table, error) {
 		out.Cols[c] = make([]ID, len(groups))
 	}
 	for gi, g := range groups {
+		// Each group's results are computed and interned here: millions
+		// of groups are as long a loop as the rows that made them.
+		if err := sc.add(1); err != nil {
+			return nil, err
+		}
 		c := 0
 		for i := range n.Keys {
 			if keyProgs[i] == nil {
