@@ -157,6 +157,16 @@ func (r *Result) Grow(n int64) error {
 	return r.mem.grow(n)
 }
 
+// Hold returns an empty Result with a held account in the engine's
+// budgets, bounded as a query is (Config.MaxQueryMemory, and with every
+// query's memory by Config.MaxMemory): the buffers of an answer the
+// caller makes itself — the Graph Store Protocol's GET of a whole graph —
+// are charged with Grow and given back with Release. With no budget at
+// all it charges nothing.
+func (e *Engine) Hold() *Result {
+	return &Result{mem: e.newMemAccount(e.cfg.MaxQueryMemory, nil, false)}
+}
+
 // Release gives back what a result run with Options.HoldMemory still
 // holds in the engine's budget. It is safe to call more than once, and on
 // a result without a held account.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"testing"
 
 	"github.com/wukongd/wukongd/rdf"
@@ -74,5 +76,87 @@ func TestAnswerChargedWhileWritten(t *testing.T) {
 	}
 	if got := g.eng.MemoryUsed(); got != 0 {
 		t.Errorf("%d bytes charged after an ASK", got)
+	}
+}
+
+// TestGraphGetCharged: the Graph Store GET's response buffer is charged
+// as a query's answer is — to the engine's budgets through the graph's
+// iterator (web.Memory) — for the default and a named graph: past the
+// query's budget it is refused (over HTTP a 507 with its body), and Close
+// gives the charge back.
+func TestGraphGetCharged(t *testing.T) {
+	st, err := BuildStore(2, func(emit func(rdf.Triple) error) error {
+		for i := 0; i < 20000; i++ {
+			if err := emit(rdf.Triple{S: rdf.NewIRI(fmt.Sprintf("http://example.org/s%d", i)), P: rdf.NewIRI("http://example.org/p"),
+				O: rdf.NewLiteral(fmt.Sprint(i), rdf.XSD+"integer")}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const budget = 256 << 10
+	s := newService(t, st, Options{MaxQueryMemory: budget})
+	if err := s.Update(context.Background(), &web.UpdateRequest{Update: `INSERT DATA { GRAPH <http://example.org/g> { <http://example.org/a> <http://example.org/p> 1 } }`}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.release()
+	for _, gn := range []web.GraphName{{Default: true}, {IRI: "http://example.org/g"}} {
+		it, err := s.GetGraph(context.Background(), gn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, ok := it.(web.Memory)
+		if !ok {
+			t.Fatalf("%v: the iterator %T is not a web.Memory", gn, it)
+		}
+		eng, err := g.engine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Grow(64 << 10); err != nil {
+			t.Errorf("%v: a 64 KiB buffer inside the budget: %v", gn, err)
+		}
+		if got := eng.MemoryUsed(); got != 64<<10 {
+			t.Errorf("%v: %d bytes charged for a 64 KiB buffer", gn, got)
+		}
+		if err := m.Grow(budget); !errors.Is(err, web.ErrQueryMemory) {
+			t.Errorf("%v: a buffer past the query's budget: %v, want web.ErrQueryMemory", gn, err)
+		}
+		it.Close()
+		if got := eng.MemoryUsed(); got != 0 {
+			t.Errorf("%v: %d bytes still charged after Close", gn, got)
+		}
+	}
+
+	// Over HTTP: the default graph (about 1 MB of N-Triples) outgrows a
+	// 256 KiB budget inside a 4 MiB response buffer: a 507, not a 200.
+	_, hs := serve(t, s, func(o *web.Options) { o.ResponseBuffer = 4 << 20 })
+	for _, path := range []string{"/store?default", "/store?graph=http://example.org/g"} {
+		req, _ := http.NewRequest("GET", hs.URL+path, nil)
+		req.Header.Set("Accept", "application/n-triples")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := web.QueryMemoryStatus
+		if path != "/store?default" {
+			want = 200 // one triple: inside the budget
+		}
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d (%d bytes), want %d", path, resp.StatusCode, len(body), want)
+		}
+	}
+	eng, _ := g.engine()
+	if got := eng.MemoryUsed(); got != 0 {
+		t.Errorf("%d bytes still charged after the GETs", got)
 	}
 }

@@ -51,7 +51,14 @@ func (s *Service) GetGraph(ctx context.Context, gn web.GraphName) (web.TripleIte
 		g.release()
 		return nil, err
 	}
-	return &graphIter{genCursor: genCursor{ctx: ctx, g: g}, dict: g.ds.Dict(), ids: newIDTriples(st)}, nil
+	// web's response buffer for the graph is charged as a query's answer
+	// is (genCursor.Grow): to a held account in the engine's budgets.
+	eng, err := g.engine()
+	if err != nil {
+		g.release()
+		return nil, err
+	}
+	return &graphIter{genCursor: genCursor{ctx: ctx, g: g, res: eng.Hold()}, dict: g.ds.Dict(), ids: newIDTriples(st)}, nil
 }
 
 // PutGraph implements web.Backend: the body replaces the graph (a named
