@@ -8,7 +8,7 @@ import (
 )
 
 // Dense INSERT DATA and DELETE DATA blocks bypass the generated parser as
-// dense VALUES blocks do (dense.go): a block of more than liftMin bytes
+// dense VALUES blocks do (dense.go): a block of at least liftDataMin bytes
 // whose content is plain ground triples — subjects and objects that are
 // IRIs without escapes, simple prefixed names, blank node labels (INSERT
 // DATA only), short strings with a language or datatype, numbers and
@@ -81,7 +81,7 @@ func liftQuadData(ctx context.Context, text string, i int, blanks bool) (open, c
 				inGraph, st, i = false, qAfterGraph, i+1
 				continue
 			}
-			if i-open < liftMin {
+			if i-open < liftDataMin {
 				return 0, 0, nil
 			}
 			return open, i, b

@@ -12,13 +12,14 @@ import (
 	"github.com/wukongd/wukongd/internal/shareddata"
 )
 
-// sameUpdate parses text with the lifting threshold as it is and at 0 and
-// reports a difference: in the algebra, or in the error and its position.
+// sameUpdate parses text with nothing lifted (the generated parser) and
+// with every block lifted (thresholds 0), and reports a difference: in the
+// algebra, or in the error and its position.
 func sameUpdate(t *testing.T, name, text string) {
 	t.Helper()
-	want, wantErr := ParseUpdate(text)
-	var got *Update
-	var gotErr error
+	var want, got *Update
+	var wantErr, gotErr error
+	unlifted(func() { want, wantErr = ParseUpdate(text) })
 	withLiftMin(0, func() { got, gotErr = ParseUpdate(text) })
 	if (wantErr == nil) != (gotErr == nil) {
 		t.Fatalf("%s: error %v, lifted %v", name, wantErr, gotErr)
@@ -124,7 +125,7 @@ func BenchmarkDenseInsertData(b *testing.B) {
 	text := sb.String()
 	for _, lift := range []bool{true, false} {
 		b.Run(fmt.Sprintf("lifted=%v", lift), func(b *testing.B) {
-			n := liftMin
+			n := liftDataMin
 			if !lift {
 				n = len(text) + 1
 			}
@@ -138,4 +139,30 @@ func BenchmarkDenseInsertData(b *testing.B) {
 			})
 		})
 	}
+}
+
+// TestSmallDataBlocksLifted: by default every INSERT DATA / DELETE DATA
+// block of plain data is lifted, however small (the one-triple INSERTs of
+// many writers), and small VALUES blocks are not.
+func TestSmallDataBlocksLifted(t *testing.T) {
+	for text, want := range map[string]int{
+		`INSERT DATA { <http://e/s1> <http://e/p> "v1" }`:                             1,
+		`DELETE DATA { <http://e/s1> <http://e/p> "v1" } ; INSERT DATA { <a> <b> 1 }`: 2,
+		`INSERT DATA { }`:                               1,
+		`SELECT * { VALUES ?x { 1 2 } }`:                0,
+		`INSERT DATA { <http://e/s1> <http://e/p> ?v }`: 0, // not data: the parser reports it
+	} {
+		if _, lifted := liftValues(nil, text); len(lifted) != want {
+			t.Errorf("%q: %d blocks lifted, want %d", text, len(lifted), want)
+		}
+		sameUpdateOrQuery(t, text)
+	}
+}
+
+func sameUpdateOrQuery(t *testing.T, text string) {
+	t.Helper()
+	if IsQuery(text) {
+		return
+	}
+	sameUpdate(t, text, text)
 }
