@@ -178,6 +178,13 @@ func (d *Dataset) applyWithSkip(ctx context.Context, amend, hosted bool, skip ui
 	defer func() {
 		if !ok {
 			r.undo.prev = nil
+			// The delta tables written so far (finish hands them to the
+			// undo only on success): a failed run's groups must go, or the
+			// next version, which gets the same stamp, reads them as its own.
+			r.undo.tables = r.undo.tables[:0]
+			for _, tu := range r.tus {
+				r.undo.tables = append(r.undo.tables, tu)
+			}
 			r.undo.rollback()
 			lin.stamp = r.undo.stamp
 			for _, st := range r.made {

@@ -147,11 +147,17 @@ func (o *dictOverlay) mark() dictMark {
 func (o *dictOverlay) truncate(m dictMark) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, t := range o.pc[m.pc:] {
-		delete(o.ids, termKey(t))
+	// Only the entries naming a dropped ID: a term moved to a low ID
+	// keeps its entry (its earlier vertex ID, which add left in place).
+	for i, t := range o.pc[m.pc:] {
+		if k := termKey(t); o.ids[k] == ID(o.npc0)+ID(m.pc+i)+1 {
+			delete(o.ids, k)
+		}
 	}
-	for _, t := range o.v[m.v:] {
-		delete(o.ids, termKey(t))
+	for i, t := range o.v[m.v:] {
+		if k := termKey(t); o.ids[k] == FirstVertexID+ID(o.nv0)+ID(m.v+i) {
+			delete(o.ids, k)
+		}
 	}
 	o.pc, o.pcRoles, o.v = o.pc[:m.pc], o.pcRoles[:m.pc], o.v[:m.v]
 	for i := len(o.roleLog) - 1; i >= m.roles; i-- {
