@@ -42,7 +42,8 @@ type Closure struct {
 	o       *Ontology
 	opts    Options
 	parts   []*tripleSet
-	idx     []*joinIndex
+	idx     []*joinIndex // with Maintainable or sameAs; else bulk
+	bulk    *bulkIndex
 	workers int
 	tb      *typeBits // nil: type facts live in parts like the rest
 
@@ -100,8 +101,13 @@ func newClosure(o *Ontology, opts Options, ts ...[]Triple) *Closure {
 	for i := range c.parts {
 		c.parts[i] = newTripleSet(1024)
 	}
-	for i := range c.idx {
-		c.idx[i] = &joinIndex{out: map[idxKey][]ID{}, in: map[idxKey][]ID{}, inc: map[ID][]Triple{}}
+	if o.sameAs || opts.Maintainable {
+		for i := range c.idx {
+			c.idx[i] = &joinIndex{out: map[idxKey][]ID{}, in: map[idxKey][]ID{}, inc: map[ID][]Triple{}}
+		}
+	} else {
+		c.idx = nil
+		c.bulk = newBulkIndex(o)
 	}
 	c.tb = newTypeBits(o, ts...)
 	return c
@@ -185,13 +191,32 @@ func (c *Closure) idxOf(x ID) *joinIndex {
 func (c *Closure) Has(t Triple) bool { return c.hasKey(pack(t)) }
 
 // Objects implements Facts.
-func (c *Closure) Objects(s, p ID) []ID { return c.idxOf(s).out[idxKey{p, s}] }
+func (c *Closure) Objects(s, p ID) []ID {
+	if bx := c.bulk; bx != nil {
+		if i := slotOf(bx.outSlot, bx.outMap, p); i >= 0 {
+			return bx.slots[i].row(s)
+		}
+		return nil
+	}
+	return c.idxOf(s).out[idxKey{p, s}]
+}
 
 // Subjects implements Facts.
-func (c *Closure) Subjects(p, o ID) []ID { return c.idxOf(o).in[idxKey{p, o}] }
+func (c *Closure) Subjects(p, o ID) []ID {
+	if bx := c.bulk; bx != nil {
+		if i := slotOf(bx.inSlot, bx.inMap, p); i >= 0 {
+			return bx.slots[i].row(o)
+		}
+		return nil
+	}
+	return c.idxOf(o).in[idxKey{p, o}]
+}
 
 // Incident implements Facts.
 func (c *Closure) Incident(x ID, fn func(Triple)) {
+	if c.idx == nil {
+		panic("BUG: Incident on a closure without the full index (neither Maintainable nor sameAs)")
+	}
 	for _, t := range c.idxOf(x).inc[x] {
 		fn(t)
 	}
@@ -486,6 +511,10 @@ func (c *Closure) index(fresh keys) {
 	if !o.anyIdx && !full {
 		return
 	}
+	if c.bulk != nil {
+		c.indexBulk(fresh)
+		return
+	}
 	c.forWorkers(len(c.idx), func(_, i int) {
 		ix := c.idx[i]
 		for _, b := range fresh {
@@ -525,6 +554,10 @@ func (c *Closure) unindex(gone []Triple) {
 			return l[:len(l)-1]
 		}
 		return l
+	}
+	if c.bulk != nil {
+		c.unindexBulk(gone)
+		return
 	}
 	for _, t := range gone {
 		if o.outIndexed(t.P) {
