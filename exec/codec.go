@@ -18,8 +18,9 @@ import (
 //	           (rows wanted, 0: all) | memory uvarint (the query's
 //	           budget in bytes, 0: none) | steps | table | filters |
 //	           reduce (kind u8: 0 none, and nothing follows; 1 semi-join:
-//	           col uvarint; 2 distinct: n uvarint, cols uvarint; then
-//	           clashes: n uvarint, pairs of uvarint)
+//	           col uvarint; 2 distinct: n uvarint, cols uvarint; 3
+//	           top-k: k uvarint, n uvarint, n × (col uvarint, desc u8);
+//	           then clashes: n uvarint, pairs of uvarint)
 //	reply:     kind=2 | fork uvarint | status u8 (0 ok, 1 error, 2 the
 //	           memory budget, 3 a value too large) | error string |
 //	           table | stats
@@ -220,6 +221,14 @@ func appendReduce(b []byte, rs *reduceSpec) []byte {
 	if rs.semiCol >= 0 {
 		b = append(b, 1)
 		b = binary.AppendUvarint(b, uint64(rs.semiCol))
+	} else if tk := rs.topk; tk != nil {
+		b = append(b, 3)
+		b = binary.AppendUvarint(b, uint64(tk.k))
+		b = binary.AppendUvarint(b, uint64(len(tk.cols)))
+		for i, c := range tk.cols {
+			b = binary.AppendUvarint(b, uint64(c))
+			b = append(b, boolByte(tk.desc[i]))
+		}
 	} else {
 		b = append(b, 2)
 		b = binary.AppendUvarint(b, uint64(len(rs.distinct)))
@@ -266,6 +275,20 @@ func (d *decoder) reduce(ncols int) *reduceSpec {
 		for i := uint64(0); i < n && d.err == nil; i++ {
 			rs.distinct = append(rs.distinct, col())
 		}
+	case 3:
+		k, n := d.uvarint(), d.uvarint()
+		if k == 0 || k > math.MaxInt32 || n == 0 || n > uint64(ncols) {
+			if d.err == nil {
+				d.err = fmt.Errorf("top-k of %d rows by %d columns of %d", k, n, ncols)
+			}
+			return nil
+		}
+		tk := &topKSpec{k: int(k)}
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			tk.cols = append(tk.cols, col())
+			tk.desc = append(tk.desc, d.byte() != 0)
+		}
+		rs.topk = tk
 	default:
 		if d.err == nil {
 			d.err = errors.New("bad reduce kind")

@@ -90,7 +90,7 @@ type task struct {
 // with r.limit set at least min(r.limit, all) of them.
 func (r *task) explore(k int, t *Table) (*Table, error) {
 	if r.limit > 0 || r.reduce != nil {
-		out := r.reduce.newSink(r.limit, t)
+		out := r.reduce.newSink(r, r.limit, t)
 		if _, err := r.stream(k, t, out); err != nil {
 			return nil, err
 		}

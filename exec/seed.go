@@ -329,6 +329,21 @@ func (e *Engine) runExploreFrom(ctx context.Context, ex *planner.Explore, seed *
 				}
 				return <-ack
 			}}
+			if tk := out.topk; tk != nil {
+				// The forks' parts keep their k least rows (by the
+				// exploration's columns of the keys' variables).
+				spec := &topKSpec{k: tk.k}
+				for _, v := range tk.keys {
+					c := slices.Index(start.Vars, v.Var)
+					if c < 0 {
+						spec = nil
+						break
+					}
+					spec.cols = append(spec.cols, c)
+					spec.desc = append(spec.desc, v.Desc)
+				}
+				wout.topk, wout.clashes = spec, clashes
+			}
 		}
 	}
 	type result struct {

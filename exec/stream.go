@@ -54,9 +54,31 @@ type sink struct {
 	// … LIMIT): limit counts distinct rows.
 	distinct *distinctSink
 	// clashes are the exploration's carried columns to check (seed.go
-	// checkCarried) before a semi or distinct sink counts a row; set by
-	// runExploreFrom.
+	// checkCarried) before a semi, distinct or top-k sink counts a row;
+	// set by runExploreFrom.
 	clashes [][2]int
+	// topk, when set on a streaming sink (each) that is an ORDER BY …
+	// LIMIT k's heap, lets a fork ask its children (and its local part)
+	// for their own k least rows instead of all of theirs: set by
+	// runExploreFrom when every key is a plain variable of the
+	// exploration.
+	topk *topKSpec
+	// heap is a forked part's top-k (reduceSpec.newSink): its rows are
+	// the sink's result.
+	heap *topKHeap
+}
+
+// topKSpec is an ORDER BY … LIMIT k over plain variables as a fork sends
+// it: k and the key columns (the exploration's) with their directions.
+// The k least rows of the whole are among the k least of each part, so a
+// part keeps only those.
+type topKSpec struct {
+	k    int
+	cols []int
+	desc []bool
+	// keys, on the query's own sink, are the keys not yet resolved to
+	// columns (runExploreFrom does it).
+	keys []planner.OrderKey
 }
 
 // semiSink records the seed rows (numbered from 1 in variable v, column
@@ -79,6 +101,7 @@ type semiSink struct {
 type reduceSpec struct {
 	semiCol  int
 	distinct []int
+	topk     *topKSpec // a top-k's parts (semiCol < 0, distinct nil)
 	clashes  [][2]int
 }
 
@@ -90,18 +113,57 @@ func (s *sink) reduceSpec() *reduceSpec {
 		return &reduceSpec{semiCol: s.semi.col, clashes: s.clashes}
 	case s.distinct != nil:
 		return &reduceSpec{semiCol: -1, distinct: s.distinct.cols, clashes: s.clashes}
+	case s.topk != nil:
+		return &reduceSpec{semiCol: -1, topk: s.topk, clashes: s.clashes}
 	}
 	return nil
 }
 
+// reduceSpecFor is reduceSpec for a fork of the rows of t. A top-k is not
+// pushed when a key column of t already holds a query-local ID (from the
+// seed: VALUES, BIND), which a child cannot decode; the children then
+// send all their rows, as without the push.
+func (s *sink) reduceSpecFor(t *Table) *reduceSpec {
+	rs := s.reduceSpec()
+	if rs == nil || rs.topk == nil {
+		return rs
+	}
+	for _, c := range rs.topk.cols {
+		if c >= len(t.Cols) {
+			return nil
+		}
+		for r := 0; r < t.N; r++ {
+			if t.At(c, r) >= LocalIDBase {
+				return nil
+			}
+		}
+	}
+	return rs
+}
+
 // newSink returns the sink of a forked part's exploration over t: limit
-// rows (0: all), reduced as the spec says (nil: not reduced).
-func (rs *reduceSpec) newSink(limit int, t *Table) *sink {
+// rows (0: all), reduced as the spec says (nil: not reduced). A top-k
+// part's heap decodes its keys with the store's dictionary on r's engine.
+func (rs *reduceSpec) newSink(r *task, limit int, t *Table) *sink {
 	out := &sink{limit: limit}
 	if rs == nil {
 		return out
 	}
 	out.clashes = rs.clashes
+	if tk := rs.topk; tk != nil {
+		keys := make([]planner.OrderKey, len(tk.cols))
+		for i := range keys {
+			keys[i].Desc = tk.desc[i]
+		}
+		h := &topKHeap{k: tk.k, keys: keys, cols: tk.cols, clashes: rs.clashes}
+		// Only store IDs reach a part's keys (reduceSpecFor), so a bare
+		// queryRun decodes them.
+		q := &queryRun{e: r.eng, ctx: r.ctx, locals: &TermTable{}, env: &expr.Env{}}
+		sc := stopCheck{ctx: r.ctx}
+		out.limit, out.heap, out.topk = 0, h, tk
+		out.each = func(b *Table) error { return h.add(q, b, &sc) }
+		return out
+	}
 	if rs.semiCol >= 0 {
 		n := 0
 		if rs.semiCol < len(t.Cols) {
@@ -275,6 +337,9 @@ func (s *sink) put(t *Table) (bool, error) {
 // result returns the collected rows (an empty table of ncols columns when
 // none came).
 func (s *sink) result(ncols int) *Table {
+	if s.heap != nil && s.heap.held != nil {
+		return s.heap.result()
+	}
 	if s.rows == nil {
 		return &Table{Cols: make([][]ID, ncols)}
 	}
@@ -340,7 +405,7 @@ func (r *task) stream(k int, t *Table, out *sink) (bool, error) {
 		// The children (and the local part, through explore) stop at the
 		// rows still wanted; the parent keeps what out needs.
 		saved, savedReduce := r.limit, r.reduce
-		r.limit, r.reduce = out.forkWant(), out.reduceSpec()
+		r.limit, r.reduce = out.forkWant(), out.reduceSpecFor(t)
 		var res *Table
 		var err error
 		switch {
@@ -550,7 +615,13 @@ func (q *queryRun) topK(n *planner.OrderBy, k int) (*Table, error) {
 	}
 	h := &topKHeap{k: k, keys: n.Keys}
 	sc := stopCheck{ctx: q.ctx}
-	empty, err := q.explore(ex, seed, &sink{each: func(b *Table) error { return h.add(q, b, &sc) }})
+	out := &sink{each: func(b *Table) error { return h.add(q, b, &sc) }}
+	if k > 0 && plainKeys(n.Keys) {
+		// runExploreFrom resolves the variables to the exploration's
+		// columns (cols) for the forks' parts.
+		out.topk = &topKSpec{k: k, keys: n.Keys}
+	}
+	empty, err := q.explore(ex, seed, out)
 	if err != nil {
 		return nil, err
 	}
@@ -573,17 +644,40 @@ func (q *queryRun) topKOf(t *Table, keys []planner.OrderKey, k int) (*Table, err
 	return h.result(), nil
 }
 
+// plainKeys reports whether every ORDER BY key is a plain variable.
+func plainKeys(keys []planner.OrderKey) bool {
+	for _, k := range keys {
+		if k.Expr != nil {
+			return false
+		}
+	}
+	return len(keys) > 0
+}
+
+// topKChunk bounds the rows whose key values a top-k decodes at once: the
+// heap's own memory is k rows and one chunk's values, whatever the batch.
+const topKChunk = 4096
+
 // topKHeap keeps the k least rows seen (by the keys, then by arrival) in
 // a max-heap: a new row goes in only when it is less than the greatest
 // held row, which it replaces.
 type topKHeap struct {
 	k    int
 	keys []planner.OrderKey
-	held *Table         // the rows held (k at most), columns copied
-	vals [][]expr.Value // per key, per held row
-	seq  []uint64       // arrival number per held row
-	heap []int          // held row indexes, a max-heap
-	n    uint64         // rows seen
+	// cols, when set, are the key columns (a forked part's heap: its
+	// tables have no variable names); else plain variables are found by
+	// name in each batch.
+	cols []int
+	// clashes: rows failing the carried columns' check are not offered
+	// (a forked part's heap; the parent's batches are checked already).
+	clashes [][2]int
+	dec     *termCache     // plain variables' values
+	scratch [][]expr.Value // per key, one chunk's values (plain variables)
+	held    *Table         // the rows held (k at most), columns copied
+	vals    [][]expr.Value // per key, per held row
+	seq     []uint64       // arrival number per held row
+	heap    []int          // held row indexes, a max-heap
+	n       uint64         // rows seen
 }
 
 // cmp compares key values in ORDER BY order (Desc reversed).
@@ -644,12 +738,77 @@ func (h *topKHeap) down(i int) {
 	}
 }
 
-// add offers the rows of b.
+// add offers the rows of b, a chunk of topKChunk rows at a time.
 func (h *topKHeap) add(q *queryRun, b *Table, sc *stopCheck) error {
 	if h.k <= 0 || b.N == 0 {
 		return nil
 	}
-	vals, err := q.orderKeys(b, h.keys, sc)
+	for lo := 0; lo < b.N; lo += topKChunk {
+		c := b
+		if b.N > topKChunk {
+			c = b.rows(lo, min(lo+topKChunk, b.N))
+			c.Vars = b.Vars
+		}
+		if err := h.addChunk(q, c, sc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keyValues returns the key values of b's rows, per key. Plain variables
+// are decoded through a small cache of the heap's (a scan's IDs seldom
+// repeat; a join's do), other keys by orderKeys.
+func (h *topKHeap) keyValues(q *queryRun, b *Table, sc *stopCheck) ([][]expr.Value, error) {
+	if h.cols == nil && !plainKeys(h.keys) {
+		return q.orderKeys(b, h.keys, sc)
+	}
+	if h.dec == nil {
+		h.dec = new(termCache)
+		h.scratch = make([][]expr.Value, len(h.keys))
+	}
+	for i, k := range h.keys {
+		c := -1
+		if h.cols != nil {
+			c = h.cols[i]
+		} else {
+			c = b.Col(k.Var)
+		}
+		v := h.scratch[i][:0]
+		for r := 0; r < b.N; r++ {
+			if err := sc.add(1); err != nil {
+				return nil, err
+			}
+			var id ID
+			if c >= 0 && c < len(b.Cols) {
+				id = b.At(c, r)
+			}
+			v = append(v, h.dec.value(q, id))
+		}
+		h.scratch[i] = v
+	}
+	return h.scratch, nil
+}
+
+// termCache is a direct-mapped cache of decoded terms.
+type termCache struct {
+	ids  [1024]ID // ID+1 (0: empty)
+	vals [1024]expr.Value
+}
+
+func (c *termCache) value(q *queryRun, id ID) expr.Value {
+	i := (uint64(id) * 0x9E3779B97F4A7C15) >> 54
+	if c.ids[i] == id+1 {
+		return c.vals[i]
+	}
+	v := expr.Decode(q.term(id))
+	c.ids[i], c.vals[i] = id+1, v
+	return v
+}
+
+// addChunk offers the rows of b.
+func (h *topKHeap) addChunk(q *queryRun, b *Table, sc *stopCheck) error {
+	vals, err := h.keyValues(q, b, sc)
 	if err != nil {
 		return err
 	}
@@ -661,6 +820,9 @@ func (h *topKHeap) add(q *queryRun, b *Table, sc *stopCheck) error {
 	for r := 0; r < b.N; r++ {
 		if err := sc.add(1); err != nil {
 			return err
+		}
+		if len(h.clashes) > 0 && !carriedOK(b, h.clashes, r) {
+			continue
 		}
 		seq := h.n
 		h.n++

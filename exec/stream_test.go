@@ -157,6 +157,66 @@ func TestTopK(t *testing.T) {
 	}
 }
 
+// TestTopKPartsSendK: an ORDER BY … LIMIT k over plain variables asks
+// each forked part for its own k least rows, so the replies carry about
+// shards × k rows, not the class; the answer is still the full sort's
+// first k. A key already bound by the seed to query-local terms (VALUES)
+// is not pushed, and answers as the full sort too.
+func TestTopKPartsSendK(t *testing.T) {
+	triples := diffData(t, 6000)
+	ub := "http://swat.cse.lehigh.edu/onto/univ-bench.owl#"
+	e := newTestEngine(t, triples, 4)
+	ctx := context.Background()
+	opts := Options{Mode: planner.ModeForkJoin, Analyze: true}
+	order := "DESC(?o) ?s ?p"
+	full, err := e.Query(ctx, "SELECT * { ?s ?p ?o } ORDER BY "+order, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := full.Len()
+	if n < 5000 {
+		t.Fatalf("only %d triples: the test needs many more rows than k", n)
+	}
+	for _, k := range []int{1, 7} {
+		res, err := e.Query(ctx, fmt.Sprintf("SELECT * { ?s ?p ?o } ORDER BY %s LIMIT %d", order, k), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := resultRows(res, true), resultRows(full, true)[:k]; strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("LIMIT %d: got %q, want %q", k, got, want)
+		}
+		var msg uint64
+		for _, ea := range res.Analysis.Explores {
+			for _, s := range ea.Steps {
+				msg += s.MessageBytes
+			}
+		}
+		// Three children's replies of all their rows would carry about
+		// 3/4 × n rows × 3 columns × 8 bytes; k rows each and the
+		// sub-queries are far less.
+		if limit := uint64(n); msg > limit {
+			t.Errorf("LIMIT %d: %d bytes of fork messages for %d rows (want ≤ %d)", k, msg, n, limit)
+		}
+		t.Logf("LIMIT %d: %d bytes of fork messages for %d rows", k, msg, n)
+	}
+	// A seed's local terms in a key column: not pushed, still exact.
+	q := "SELECT ?x ?s { VALUES ?x { \"b\" \"a\" \"c\" } ?s a <" + ub + "UndergraduateStudent> } ORDER BY ?x DESC(?s) LIMIT 4"
+	fq := strings.TrimSuffix(q, " LIMIT 4")
+	for _, o := range earlyStopVariants {
+		a, err := e.Query(ctx, q, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := e.Query(ctx, fq, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := resultRows(a, true), resultRows(b, true)[:4]; strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%+v: seed keys: got %q, want %q", o, got, want)
+		}
+	}
+}
+
 func first(s []string) string {
 	if len(s) == 0 {
 		return ""
