@@ -679,6 +679,22 @@ func (r *task) forkAll(k int, t *Table, st *StepStats, t0 time.Time) (*Table, er
 	return r.finishFork(k, t, wait, st, t0)
 }
 
+// forkOthers sends all rows to every other node (an index step whose
+// local part has run already: localFirst).
+func (r *task) forkOthers(k int, t *Table, st *StepStats, t0 time.Time) (*Table, error) {
+	parts := map[int]*Table{}
+	for o := 0; o < r.eng.store.Shards(); o++ {
+		if o != r.node {
+			parts[o] = t
+		}
+	}
+	wait, err := r.fork(k, parts, st)
+	if err != nil {
+		return nil, err
+	}
+	return r.finishFork(k, nil, wait, st, t0)
+}
+
 // forkTo moves all rows to owner (a step from a constant owned there).
 func (r *task) forkTo(k int, t *Table, owner int, st *StepStats, t0 time.Time) (*Table, error) {
 	wait, err := r.fork(k, map[int]*Table{owner: t}, st)

@@ -217,6 +217,71 @@ func TestTopKPartsSendK(t *testing.T) {
 	}
 }
 
+// TestLocalFirst: a fork-join index step under a small LIMIT or an ASK
+// runs the coordinator's part first and forks nothing when that part has
+// the rows; when it has not (rows of one subject only, wherever it
+// lives), the other shards still give them.
+func TestLocalFirst(t *testing.T) {
+	triples := diffData(t, 6000)
+	e := newTestEngine(t, triples, 4)
+	ctx := context.Background()
+	opts := Options{Mode: planner.ModeForkJoin, Analyze: true}
+	forks := func(res *Result) (n uint64) {
+		for _, ea := range res.Analysis.Explores {
+			for _, s := range ea.Steps {
+				n += s.Forks
+			}
+		}
+		return n
+	}
+	for _, q := range []string{`ASK { ?s ?p ?o }`, `SELECT * { ?s ?p ?o } LIMIT 10`} {
+		res, err := e.Query(ctx, q, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Form == sparql.FormAsk && !res.Boolean || res.Form != sparql.FormAsk && res.Len() != 10 {
+			t.Fatalf("%s: %v, %d rows", q, res.Boolean, res.Len())
+		}
+		if n := forks(res); n != 0 {
+			t.Errorf("%s: %d forks, want none (the coordinator's shard has the rows)", q, n)
+		}
+	}
+	// A hub subject with 40,000 triples on one shard: the average shard
+	// (the estimate's) has far more rows than the others, so a LIMIT of
+	// 2,500 is taken locally first and, on a shard without the hub (about
+	// 1,500 rows), falls short: the others give the rest. The
+	// coordinator rotates, so the runs fall short on most shards.
+	hub := rdf.NewIRI("http://example.org/hub")
+	skewed := append([]rdf.Triple(nil), triples...)
+	for i := 0; i < 40000; i++ {
+		skewed = append(skewed, rdf.Triple{S: hub, P: rdf.NewIRI("http://example.org/n"), O: rdf.NewLiteral(fmt.Sprint(i), rdf.XSDInteger)})
+	}
+	es := newTestEngine(t, skewed, 4)
+	full, err := es.Query(ctx, `SELECT * { ?s ?p ?o }`, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := map[string]bool{}
+	for _, r := range resultRows(full, false) {
+		all[r] = true
+	}
+	for run := 0; run < 8; run++ {
+		res, err := es.Query(ctx, `SELECT * { ?s ?p ?o } LIMIT 2500`, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := resultRows(res, false)
+		if len(rows) != 2500 {
+			t.Fatalf("run %d: %d rows, want 2500", run, len(rows))
+		}
+		for i, r := range rows {
+			if !all[r] || i > 0 && rows[i-1] == r {
+				t.Fatalf("run %d: row %q not in the answer or repeated", run, r)
+			}
+		}
+	}
+}
+
 func first(s []string) string {
 	if len(s) == 0 {
 		return ""
