@@ -588,6 +588,46 @@ func parserProbes() []probe {
 		{name: "cancel without an id", want: []int{400}, bound: quick, run: func(s *server) outcome {
 			return s.request("POST", "/api/cancel?id=", auth, "")
 		}},
+		// Neighbours of the probes above: the other request forms, with
+		// and without the token.
+		{name: "parens ×100k GET", want: []int{400}, bound: quick, check: mentions(`"col"`), run: func(s *server) outcome {
+			return s.request("GET", query("SELECT * WHERE { FILTER"+rep("(", 100_000)+"1"+rep(")", 100_000)+"}"), nil, "")
+		}},
+		{name: "braces ×300k GET (URL past the header limit)", want: []int{431}, bound: quick, run: func(s *server) outcome {
+			o := s.request("GET", query("SELECT * WHERE "+rep("{", 300_000)+rep("}", 300_000)), nil, "")
+			if o.status == 431 {
+				// net/http answers and closes with the URL still arriving:
+				// the close is a reset that may cut its short body.
+				o.readErr = nil
+			}
+			return o
+		}},
+		{name: "braces ×300k form, token", want: []int{400}, bound: quick, check: mentions(`"line":1`), run: func(s *server) outcome {
+			v := url.Values{"query": {"SELECT * WHERE " + rep("{", 300_000) + rep("}", 300_000)}}
+			return s.request("POST", "/sparql", withCT("application/x-www-form-urlencoded"), v.Encode())
+		}},
+		{name: "brackets ×300k update form", want: []int{400}, bound: quick, run: func(s *server) outcome {
+			v := url.Values{"update": {"INSERT DATA { <a> <b> " + rep("[ <p> ", 300_000) + "1" + rep("]", 300_000) + " }"}}
+			return s.request("POST", "/update", withCT("application/x-www-form-urlencoded"), v.Encode())
+		}},
+		{name: "invalid UTF-8 GET query", want: []int{400}, bound: quick, check: mentions("UTF-8"), run: func(s *server) outcome {
+			return s.request("GET", query("SELECT * WHERE { ?s ?p \"\xff\xfe\" }"), nil, "")
+		}},
+		{name: "NUL in an update", want: []int{400}, bound: quick, check: mentions("NUL"), run: func(s *server) outcome {
+			return s.request("POST", "/update", withCT("application/sparql-update"), "INSERT DATA { <a> <b> \"a\x00b\" }")
+		}},
+		{name: "billion laughs POST", want: []int{400}, bound: quick, check: mentions("expand"), run: func(s *server) outcome {
+			return s.request("POST", "/store?graph=http://example.org/lol", withCT("application/rdf+xml"), billionLaughs())
+		}},
+		{name: "billion laughs POST without the token", want: []int{401}, bound: quick, run: func(s *server) outcome {
+			return s.request("POST", "/store?default", map[string]string{"Content-Type": "application/rdf+xml"}, billionLaughs())
+		}},
+		{name: "graph store GET of a missing graph", want: []int{404}, bound: quick, check: bodyAtMost(2048), run: func(s *server) outcome {
+			return s.request("GET", "/store?graph=http://example.org/"+rep("none", 10_000), nil, "")
+		}},
+		{name: "graph store GET with an Accept of 850 KB", want: []int{406}, bound: quick, check: bodyAtMost(2048), run: func(s *server) outcome {
+			return s.request("GET", "/store?default", map[string]string{"Accept": rep("text/x-nothing-", 57_000)}, "")
+		}},
 	}
 }
 
@@ -611,7 +651,14 @@ func sizeProbes(mb, invalid int) []probe {
 		b.WriteString("} }")
 		return b.String()
 	}
-	valuesText, insertText := values(), insert() // built once, outside the probes' time
+	ntriples := func() string {
+		var b strings.Builder
+		for i := 0; b.Len() < mb<<20; i++ {
+			fmt.Fprintf(&b, "<http://example.org/s%d> <http://example.org/p> \"%d\" .\n", i, i)
+		}
+		return b.String()
+	}
+	valuesText, insertText, ntText := values(), insert(), ntriples() // built once, outside the probes' time
 	return []probe{
 		{name: fmt.Sprintf("VALUES of %d MB", mb), want: []int{200, 504}, bound: timeout + slack, run: func(s *server) outcome {
 			h, b := sparqlPOST(valuesText)
@@ -619,6 +666,11 @@ func sizeProbes(mb, invalid int) []probe {
 		}},
 		{name: fmt.Sprintf("INSERT DATA of %d MB", mb), want: []int{204, 504}, bound: timeout + slack, run: func(s *server) outcome {
 			return s.request("POST", "/update", map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/sparql-update"}, insertText)
+		}},
+		// A Graph Store write's deadline is --max-timeout (5 min), not
+		// --timeout: its bound is the bulk path's time for 50 MB.
+		{name: fmt.Sprintf("graph store POST of %d MB", mb), want: []int{201, 204, 504}, bound: 30 * time.Second, deadline: 30 * time.Second, run: func(s *server) outcome {
+			return s.request("POST", "/store?graph=http://example.org/bulk", map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/n-triples"}, ntText)
 		}},
 		{name: fmt.Sprintf("%d distinct invalid 1 MB queries", invalid), want: []int{400, 504}, bound: time.Duration(invalid) * (timeout + slack),
 			deadline: time.Duration(invalid) * timeout, run: func(s *server) outcome {
@@ -660,7 +712,8 @@ func TestProbes(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	s := startServer(t, bin, serverArgs(t, bin)...)
-	probes := append(parserProbes(), sizeProbes(sizeMB())...)
+	triples := s.countTriples(t)
+	probes := append(append(parserProbes(), sizeProbes(sizeMB())...), storeProbes(func() int64 { return triples })...)
 	for _, p := range probes {
 		start := time.Now()
 		if err := p.try(s); err != nil {
@@ -673,7 +726,9 @@ func TestProbes(t *testing.T) {
 		}
 		s.checkRSS(t, budget(), p.name)
 	}
-	t.Run("clients that never read", func(t *testing.T) { neverRead(t, s) })
+	t.Run("clients that never read", func(t *testing.T) { neverRead(t, s, query(everything, "timeout", "300")) })
+	t.Run("clients that never read a graph store GET", func(t *testing.T) { neverRead(t, s, "/store?default&timeout=300") })
+	t.Run("connections past --max-connections", func(t *testing.T) { connectionFlood(t, s) })
 	t.Run("bodies that dribble", func(t *testing.T) { dribble(t, s) })
 	t.Run("cancel is the owner's", func(t *testing.T) { cancelOwner(t, s) })
 	if err := s.alive(); err != nil {
@@ -736,14 +791,14 @@ func rawGET(path string, header ...string) string {
 
 const everything = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"
 
-// neverRead: 16 clients (twice the query cap) ask for everything and
+// neverRead: 16 clients (twice the query cap) GET path (everything) and
 // never read; once the write timeout has cut them, other queries answer.
-func neverRead(t *testing.T, s *server) {
+func neverRead(t *testing.T, s *server, path string) {
 	var conns []net.Conn
 	for i := 0; i < 16; i++ {
 		c := dialFrom(t, s, "127.0.0.1")
 		defer c.Close()
-		if _, err := io.WriteString(c, rawGET(query(everything, "timeout", "300"), "Accept: application/n-triples\r\n")); err != nil {
+		if _, err := io.WriteString(c, rawGET(path, "Accept: application/n-triples\r\n")); err != nil {
 			t.Fatal(err)
 		}
 		conns = append(conns, c)
@@ -761,8 +816,12 @@ func neverRead(t *testing.T, s *server) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	// … then the write timeout (2 s) cuts them, with the connections still
-	// open, and queries answer again.
-	deadline := time.Now().Add(20 * time.Second)
+	// open, and queries answer again. The 8 admitted queries (timeout
+	// 300 s) first make their whole answer: at load 30-40 on the two
+	// shared cores that alone took over 20 s (a goroutine dump at 8 s had
+	// all 8 still exploring, runnable; main's binary the same), so the
+	// bound is 60 s — the issue's clients held the slots for 5 minutes.
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		o := s.request("GET", query("ASK {}"), nil, "")
 		if o.err == nil && o.status == 200 {
@@ -774,6 +833,39 @@ func neverRead(t *testing.T, s *server) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	s.checkRSS(t, budget(), "clients that never read")
+}
+
+// connectionFlood: 1,100 connections (past --max-connections, 1,024)
+// that send half a request line and then nothing: the server cuts them
+// at its header timeout (min(10 s, --read-timeout)) and answers a new
+// client all along, at most that long later (it used to stop accepting).
+func connectionFlood(t *testing.T, s *server) {
+	const n = 1100
+	conns := make([]net.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < n; i++ {
+		c, err := net.DialTimeout("tcp", s.addr, 10*time.Second)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		if _, err := io.WriteString(c, "GET /sparql?query=ASK"); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	start := time.Now()
+	o := s.request("GET", query("ASK {}"), nil, "")
+	if o.err != nil || o.status != 200 {
+		t.Fatalf("a query with %d half-sent requests open: %d %v", n, o.status, o.err)
+	}
+	if took := time.Since(start); took > 3*time.Second+slack {
+		t.Errorf("a query with %d half-sent requests open took %s (header timeout 3 s)", n, took.Round(time.Millisecond))
+	}
+	s.checkRSS(t, budget(), "connections past --max-connections")
 }
 
 // dribble: 64 connections send a body one byte a second, and 8 authorized
@@ -866,6 +958,16 @@ func cancelOwner(t *testing.T, s *server) {
 	}
 	c := start("victim-1")
 	defer c.Close()
+	// Its id cannot be taken over on its own host while it runs (the
+	// first query would become uncancellable): 409.
+	reuse := dialFrom(t, s, "127.0.0.2")
+	if _, err := io.WriteString(reuse, rawGET(query("ASK {}"), "X-Query-Id: victim-1\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.ReadResponse(bufio.NewReader(reuse), nil); err != nil || resp.StatusCode != 409 {
+		t.Errorf("a second query with the running query's id: %v %v, want 409", resp, err)
+	}
+	reuse.Close()
 	if code := cancelFrom("127.0.0.1", "victim-1", ""); code != 404 {
 		t.Errorf("another host cancelled the query: %d", code)
 	}
@@ -894,7 +996,7 @@ func TestAttackers(t *testing.T) {
 	// keeps its triples throughout.
 	triples := s.countTriples(t)
 	graphTriples := func() int64 { return triples }
-	probes := append(append(parserProbes(), sizeProbes(8, 4)...), engineProbes(graphTriples)...)
+	probes := append(append(append(parserProbes(), sizeProbes(8, 4)...), storeProbes(graphTriples)...), engineProbes(graphTriples)...)
 	if *only != "" {
 		re := regexp.MustCompile(*only)
 		probes = slices.DeleteFunc(probes, func(p probe) bool { return !re.MatchString(p.name) })
@@ -1103,6 +1205,36 @@ func (ps *probeStats) statusList() string {
 		f = append(f, fmt.Sprintf("%s×%d", name, ps.statuses[c]))
 	}
 	return strings.Join(f, " ")
+}
+
+// storeProbes read the whole default graph through the Graph Store
+// Protocol: every triple, written as a query's answer is (the response
+// buffer charged to the budget, the answer cut at its deadline), as a GET,
+// with the token and as HTTP/1.0.
+func storeProbes(graphTriples func() int64) []probe {
+	wholeGraph := func(o outcome) error {
+		if n := graphTriples(); o.triples != n {
+			return fmt.Errorf("a 200 with %d triples of the graph's %d", o.triples, n)
+		}
+		return nil
+	}
+	ntAccept := map[string]string{"Accept": "application/n-triples"}
+	// The Graph Store GET of the default graph: every triple, written as
+	// the query's are (response buffer charged, cut at the deadline).
+	return []probe{
+		{name: "graph store GET default", want: []int{200, 504, 507}, bound: timeout + slack, check: wholeGraph, streams: true, run: func(s *server) outcome {
+			return s.request("GET", "/store?default", ntAccept, "")
+		}},
+		{name: "graph store GET default (token)", want: []int{200, 504, 507}, bound: timeout + slack, check: wholeGraph, streams: true, run: func(s *server) outcome {
+			return s.request("GET", "/store?default", map[string]string{"Accept": "application/n-triples", "Authorization": "Bearer " + token}, "")
+		}},
+		{name: "graph store GET default (HTTP/1.0)", want: []int{200, 504, 507}, bound: timeout + slack, check: wholeGraph, streams: true, run: func(s *server) outcome {
+			return s.requestHTTP10("/store?default", "Accept: application/n-triples\r\n")
+		}},
+		{name: "graph store GET default, timeout=1", want: []int{200, 504, 507}, bound: time.Second + slack, deadline: time.Second, check: wholeGraph, streams: true, run: func(s *server) outcome {
+			return s.request("GET", "/store?default&timeout=1", ntAccept, "")
+		}},
+	}
 }
 
 // engineProbes are the expensive queries of the issue and their
