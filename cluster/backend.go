@@ -13,8 +13,8 @@ import (
 )
 
 // backend is the web.Backend of a node: the service's queries, with the
-// per-peer traffic of this node added to EXPLAIN ANALYZE, writes refused,
-// and readiness that needs every peer.
+// per-peer traffic of this node added to EXPLAIN ANALYZE, writes through
+// the replicated log, and readiness that needs every peer.
 type backend struct {
 	n   *Node
 	svc *service.Service
@@ -127,15 +127,38 @@ func (b *backend) Update(ctx context.Context, req *web.UpdateRequest) error {
 	})
 }
 
-// GetGraph implements web.Backend: refused, a node holds only its shards.
-func (b *backend) GetGraph(context.Context, web.GraphName) (web.TripleIterator, error) {
-	return nil, fmt.Errorf("%w: reading the whole graph from a cluster node (use a CONSTRUCT query)", web.ErrUnsupported)
+// GetGraph implements web.Backend: the default graph is read with the
+// query CONSTRUCT WHERE { ?s ?p ?o } coordinated here (every shard, at the
+// version applied here); a cluster has no named graphs (404).
+func (b *backend) GetGraph(ctx context.Context, gn web.GraphName) (web.TripleIterator, error) {
+	if !gn.Default {
+		return nil, fmt.Errorf("%w: there is no graph %s (a cluster holds the default graph only)", web.ErrNotFound, gn)
+	}
+	res, err := b.Query(ctx, &web.QueryRequest{ID: "graph-store-get", Query: "CONSTRUCT WHERE { ?s ?p ?o }"})
+	if err != nil {
+		return nil, err
+	}
+	return res.Triples, nil
 }
 
-// PutGraph implements web.Backend: refused in a cluster (replacing a
-// graph needs every shard).
-func (b *backend) PutGraph(context.Context, web.GraphName, web.GraphBody) (bool, error) {
-	return false, fmt.Errorf("%w: Graph Store PUT in a cluster (replacing a graph needs every shard; DELETE DATA and POST work)", web.ErrUnsupported)
+// PutGraph implements web.Backend: the default graph is replaced through
+// the replicated log (one entry: a CLEAR and the body's triples; every
+// node empties the lists of its shards and inserts the body's share).
+func (b *backend) PutGraph(ctx context.Context, gn web.GraphName, body web.GraphBody) (bool, error) {
+	if !gn.Default {
+		return false, fmt.Errorf("%w: named graphs in a cluster (graph %s)", web.ErrUnsupported, gn)
+	}
+	changes, err := b.svc.PostGraphChanges(ctx, gn, body)
+	if err != nil {
+		return false, err
+	}
+	if len(changes) == 0 {
+		changes = []graphstore.GraphChange{{}}
+	}
+	changes[0].Clear = true
+	return false, b.n.write(ctx, func(context.Context) ([]graphstore.GraphChange, bool, error) {
+		return changes, false, nil
+	})
 }
 
 // PostGraph implements web.Backend: the body is merged into the default
@@ -153,9 +176,15 @@ func (b *backend) PostGraph(ctx context.Context, gn web.GraphName, body web.Grap
 	})
 }
 
-// DeleteGraph implements web.Backend: refused in a cluster.
-func (b *backend) DeleteGraph(context.Context, web.GraphName) error {
-	return fmt.Errorf("%w: Graph Store DELETE in a cluster (clearing a graph needs every shard)", web.ErrUnsupported)
+// DeleteGraph implements web.Backend: deleting the default graph empties
+// it through the replicated log; a cluster has no named graphs (404).
+func (b *backend) DeleteGraph(ctx context.Context, gn web.GraphName) error {
+	if !gn.Default {
+		return fmt.Errorf("%w: there is no graph %s (a cluster holds the default graph only)", web.ErrNotFound, gn)
+	}
+	return b.n.write(ctx, func(context.Context) ([]graphstore.GraphChange, bool, error) {
+		return []graphstore.GraphChange{{Drop: true}}, false, nil
+	})
 }
 
 // FabricStats implements web.FabricStatser: this node's tcp fabric totals.

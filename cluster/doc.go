@@ -32,8 +32,9 @@
 // A query reads the version its coordinator applied; the version travels
 // with its fork-join messages, and every lookup merges the shard's delta
 // at that version once the shard's node has applied it (versions.go).
-// What needs every shard (CLEAR/DROP, Graph Store PUT/DELETE/GET of the
-// whole graph, named graphs) is refused.
+// A CLEAR or DROP of the default graph (and Graph Store PUT and DELETE)
+// is an entry too: every node empties the lists of the shards it holds
+// (each deletes the triples its shards know). Named graphs are refused.
 //
 // # Failures
 //

@@ -99,6 +99,7 @@ type Node struct {
 	tip      *graphstore.Dataset
 	ds0      *graphstore.Dataset
 	raftOut  []chan []byte
+	postRaft bool // the fabric posts (sendLoop does not wait for acks)
 	raftWG   sync.WaitGroup
 	stopOut  chan struct{}
 	snap     *snapshots // the log's snapshots (snapshot.go)

@@ -271,19 +271,25 @@ func TestClusterPartitionedNode(t *testing.T) {
 	}
 }
 
-// TestClusterRefusesWrites: a node refuses what needs every shard (GSP
-// GET, PUT and DELETE of the default graph), and 3 nodes over 2 shards.
+// TestClusterRefusesWrites: a cluster has no named graphs (Graph Store
+// GET and DELETE of one: 404; PUT and POST: refused), and 3 nodes over 2
+// shards are refused.
 func TestClusterRefusesWrites(t *testing.T) {
 	dir := defaultSnapshot(t, 2)
 	sim := rdmakv.NewSimNet(3)
 	nodes := simCluster(t, sim, dir, 2, planner.ModeAuto)
 	b := nodes[0].Backend()
 	ctx := context.Background()
-	if _, err := b.GetGraph(ctx, web.GraphName{Default: true}); !errors.Is(err, web.ErrUnsupported) {
-		t.Errorf("GSP GET: %v", err)
+	g := web.GraphName{IRI: "http://ex.org/g"}
+	if _, err := b.GetGraph(ctx, g); !errors.Is(err, web.ErrNotFound) {
+		t.Errorf("GSP GET of a named graph: %v", err)
 	}
-	if err := b.DeleteGraph(ctx, web.GraphName{Default: true}); !errors.Is(err, web.ErrUnsupported) {
-		t.Errorf("GSP DELETE: %v", err)
+	if err := b.DeleteGraph(ctx, g); !errors.Is(err, web.ErrNotFound) {
+		t.Errorf("GSP DELETE of a named graph: %v", err)
+	}
+	body := web.GraphBody{MediaType: "application/n-triples", Body: strings.NewReader("<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .\n")}
+	if _, err := b.PostGraph(ctx, g, body); !errors.Is(err, web.ErrUnsupported) {
+		t.Errorf("GSP POST to a named graph: %v", err)
 	}
 	_, err := Open(Config{Data: dir, Node: 0, Peers: []string{"a:1", "b:1", "c:1"}})
 	if err == nil || !strings.Contains(err.Error(), "fewer than the 3 nodes") {

@@ -140,10 +140,13 @@ func (n *Node) sendRaft(to uint64, msg []byte) {
 	}
 }
 
-// sendLoop sends the Raft messages for peer i over the fabric, in order:
-// every message queued while the previous send waited for the peer's
-// acknowledgement goes in the next one (a fabric send is a round trip;
-// one per message kept a single message in flight per peer).
+// sendLoop sends the Raft messages for peer i over the fabric, in order,
+// the messages queued together in one fabric message. On a fabric that
+// posts (rdmakv.Poster: the tcp fabric) it does not wait for the peer's
+// acknowledgement — a message is one way on the wire, not a round trip,
+// and the next goes out behind it at once (a lost one is Raft's to send
+// again: the peer is reported unreachable); otherwise every message
+// queued while the previous send waited goes in the next one.
 func (n *Node) sendLoop(i int) {
 	defer n.raftWG.Done()
 	var batch []byte
@@ -161,14 +164,30 @@ func (n *Node) sendLoop(i int) {
 				}
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			err := n.shards.SendRaft(ctx, rdmakv.NodeID(i), batch)
+			var err error
+			if n.postRaft {
+				err = n.shards.PostRaft(ctx, rdmakv.NodeID(i), batch, func(err error) {
+					if err != nil {
+						go n.unreachable(i) // not on the fabric's goroutine
+					}
+				})
+			} else {
+				err = n.shards.SendRaft(ctx, rdmakv.NodeID(i), batch)
+			}
 			cancel()
-			if r := n.raftp.Load(); err != nil && r != nil {
-				r.ReportUnreachable(uint64(i) + 1)
+			if err != nil {
+				n.unreachable(i)
 			}
 		case <-n.stopOut:
 			return
 		}
+	}
+}
+
+// unreachable tells Raft that a message to peer i may be lost.
+func (n *Node) unreachable(i int) {
+	if r := n.raftp.Load(); r != nil {
+		r.ReportUnreachable(uint64(i) + 1)
 	}
 }
 
@@ -273,12 +292,16 @@ func (n *Node) applyEntry(index uint64, data []byte) (any, error) {
 		n.tip = nd
 		v = nd.Version()
 		grew := nd.Dict().Len() != tip.Dict().Len()
+		roles := nd.Dict().RoleChanges() != tip.Dict().RoleChanges()
 		if tip != n.ds0 {
 			tip.Close()
 		}
 		n.snap.net.add(changes)
 		n.shards.setDict(nd.Dict())
-		if grew {
+		if roles {
+			n.shards.addClasses(nd.Dict())
+		}
+		if grew || roles {
 			n.termsAdded()
 		}
 		n.vs.set(v)
@@ -342,8 +365,6 @@ func checkChanges(changes []graphstore.GraphChange) error {
 		switch {
 		case !c.Graph.IsZero():
 			return fmt.Errorf("%w: named graphs in a cluster (graph %v)", web.ErrUnsupported, c.Graph)
-		case c.Clear || c.Drop:
-			return fmt.Errorf("%w: CLEAR, DROP and Graph Store PUT/DELETE of the default graph in a cluster (each node holds only its shards)", web.ErrUnsupported)
 		}
 	}
 	return nil

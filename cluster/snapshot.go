@@ -77,10 +77,15 @@ type snapshots struct {
 	taken, fetched, rejected, installed atomic.Uint64
 }
 
-// netChanges is the net effect of a sequence of changes.
+// netChanges is the net effect of a sequence of changes. After a CLEAR
+// (or DROP) of the default graph, cleared is set: none of the snapshot's
+// triples is left, and only the triples inserted since that are present
+// are; ins still holds every triple ever inserted, in order, because
+// inserting them is what gives their new terms the IDs they got.
 type netChanges struct {
-	ins   []rdf.Triple         // every triple inserted, in first-insert order
-	state map[rdf.Triple]uint8 // netInserted: in ins; netPresent: the last change inserted it
+	ins     []rdf.Triple         // every triple inserted, in first-insert order
+	state   map[rdf.Triple]uint8 // netInserted: in ins; netPresent: the last change inserted it
+	cleared bool
 }
 
 const (
@@ -104,6 +109,16 @@ func (nc *netChanges) add(changes []graphstore.GraphChange) {
 		nc.state = map[rdf.Triple]uint8{}
 	}
 	for _, c := range changes {
+		if c.Clear || c.Drop {
+			nc.cleared = true
+			for k, st := range nc.state {
+				if st&netInserted == 0 {
+					delete(nc.state, k) // a snapshot triple: the clear deletes it
+				} else {
+					nc.state[k] = st &^ netPresent
+				}
+			}
+		}
 		for _, t := range c.Delete {
 			k := netKey(t)
 			nc.state[k] &^= netPresent
@@ -120,8 +135,18 @@ func (nc *netChanges) add(changes []graphstore.GraphChange) {
 }
 
 // changes returns nc as two changes: every insert in order, then the
-// triples the last change deleted.
+// triples the last change deleted; after a clear, three: every insert in
+// order, a CLEAR, and the inserted triples present now.
 func (nc *netChanges) changes() []graphstore.GraphChange {
+	if nc.cleared {
+		var present []rdf.Triple
+		for _, t := range nc.ins {
+			if nc.state[netKey(t)]&netPresent != 0 {
+				present = append(present, t)
+			}
+		}
+		return []graphstore.GraphChange{{Insert: nc.ins}, {Clear: true}, {Insert: present}}
+	}
 	var del []rdf.Triple
 	for k, st := range nc.state {
 		if st&netPresent == 0 {
@@ -175,12 +200,16 @@ func decodeSnapshot(b []byte) (sh snapHead, nc netChanges, err error) {
 	if err != nil {
 		return sh, nc, fmt.Errorf("snapshot: %w", err)
 	}
-	if len(chs) != 2 {
-		return sh, nc, fmt.Errorf("snapshot holds %d changes, want 2", len(chs))
-	}
-	nc.add(chs[:1])
-	for _, t := range chs[1].Delete {
-		nc.state[netKey(t)] &^= netPresent
+	switch {
+	case len(chs) == 2 && !chs[1].Clear && len(chs[1].Insert) == 0:
+		nc.add(chs[:1])
+		for _, t := range chs[1].Delete {
+			nc.state[netKey(t)] &^= netPresent
+		}
+	case len(chs) == 3 && chs[1].Clear && len(chs[1].Insert)+len(chs[1].Delete)+len(chs[2].Delete) == 0:
+		nc.add(chs) // the inserts, the clear, the inserts present after it
+	default:
+		return sh, nc, fmt.Errorf("snapshot holds %d changes, want 2, or 3 with a clear", len(chs))
 	}
 	return sh, nc, nil
 }
@@ -376,11 +405,15 @@ func (n *Node) installSnapshot(index uint64, desc []byte) error {
 		}
 		n.tip = nd
 		grew := nd.Dict().Len() != tip.Dict().Len()
+		roles := nd.Dict().RoleChanges() != tip.Dict().RoleChanges()
 		if tip != n.ds0 {
 			tip.Close()
 		}
 		n.shards.setDict(nd.Dict())
-		if grew {
+		if roles {
+			n.shards.addClasses(nd.Dict())
+		}
+		if grew || roles {
 			n.termsAdded()
 		}
 		n.vs.setFloor(version)

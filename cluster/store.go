@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -21,12 +22,13 @@ import (
 // this node does not host is read from, and forked to, a live replica
 // (routing.go).
 type ShardStore struct {
-	s     *graphstore.Store
-	f     rdmakv.Fabric
-	self  rdmakv.NodeID
-	pl    Placement
-	stats *planner.Stats
-	local []int
+	s      *graphstore.Store
+	f      rdmakv.Fabric
+	self   rdmakv.NodeID
+	pl     Placement
+	stats0 *planner.Stats                // the snapshot's
+	stats  atomic.Pointer[planner.Stats] // stats0 with the classes the log added
+	local  []int
 
 	queues  []chan envelope // per shard; nil where not local
 	ctx     context.Context
@@ -100,10 +102,11 @@ func NewShardStore(s *graphstore.Store, self rdmakv.NodeID, vs *versions, pl Pla
 		}
 	}
 	reps := s.NumShards() * f.Nodes()
-	ss := &ShardStore{s: s, f: f, self: self, pl: pl, stats: exec.PlannerStats(s), local: local, queues: make([]chan envelope, s.NumShards()),
+	ss := &ShardStore{s: s, f: f, self: self, pl: pl, stats0: exec.PlannerStats(s), local: local, queues: make([]chan envelope, s.NumShards()),
 		vs: vs, rtab: make([]atomic.Pointer[rdmakv.RemoteTable], reps), rdelta: make([]atomic.Pointer[rdmakv.RemoteDelta], reps),
 		noDelta: make([]atomic.Uint64, reps), peers: make([]peerState, f.Nodes()), status: make([]uint64, 1)}
 	ss.dict.Store(s.Dict())
+	ss.stats.Store(ss.stats0)
 	for _, i := range local {
 		ss.queues[i] = make(chan envelope, 1024)
 	}
@@ -172,7 +175,35 @@ func (ss *ShardStore) readVersion(ctx context.Context) uint64 {
 }
 
 // PlannerStats implements exec.Store.
-func (ss *ShardStore) PlannerStats() *planner.Stats { return ss.stats }
+func (ss *ShardStore) PlannerStats() *planner.Stats { return ss.stats.Load() }
+
+// addClasses makes the statistics know every class of d (a newly applied
+// version's dictionary): the engine enumerates the classes of its
+// statistics for an rdf:type step with a variable class, so a class the
+// log added is counted with one instance (its true count is on the nodes
+// that hold its instances). The snapshot's figures stay as they were.
+func (ss *ShardStore) addClasses(d *graphstore.Dict) {
+	cur := ss.stats.Load()
+	var add []graphstore.ID
+	for id := graphstore.ID(1); int(id) <= d.NumPredicatesAndClasses(); id++ {
+		if d.IsClass(id) && cur.Classes[id] == 0 {
+			add = append(add, id)
+		}
+	}
+	if len(add) == 0 {
+		return
+	}
+	st := *cur
+	st.Classes = maps.Clone(cur.Classes)
+	if st.Classes == nil {
+		st.Classes = map[exec.ID]uint64{}
+	}
+	for _, c := range add {
+		st.Classes[c] = 1
+	}
+	st.TypeID = graphstore.TypeID // the snapshot may have had no rdf:type
+	ss.stats.Store(&st)
+}
 
 // Lookup implements exec.Store: a shard of this node is read from its
 // region, another from a live replica through the fabric (one batched
@@ -463,6 +494,16 @@ func (ss *ShardStore) SendRaft(ctx context.Context, to rdmakv.NodeID, msg []byte
 	binary.LittleEndian.PutUint32(buf[4:], uint32(ss.self))
 	buf = append(buf, msg...)
 	return ss.f.Send(ctx, ss.self, to, buf)
+}
+
+// PostRaft is SendRaft without waiting for the peer's acknowledgement
+// (the fabric must be an rdmakv.Poster): done says how it ended.
+func (ss *ShardStore) PostRaft(ctx context.Context, to rdmakv.NodeID, msg []byte, done func(error)) error {
+	buf := make([]byte, envelopeHeader, envelopeHeader+len(msg))
+	binary.LittleEndian.PutUint32(buf, raftShard)
+	binary.LittleEndian.PutUint32(buf[4:], uint32(ss.self))
+	buf = append(buf, msg...)
+	return ss.f.(rdmakv.Poster).Post(ctx, ss.self, to, buf, done)
 }
 
 // queryTrack follows one query coordinated on this node: the nodes it

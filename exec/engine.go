@@ -81,7 +81,7 @@ var ErrClosed = errors.New("engine closed")
 type Engine struct {
 	store  Store
 	tr     Transport
-	stats  *planner.Stats
+	statsp atomic.Pointer[planner.Stats] // the store's statistics (ForgetPlans reads them again)
 	cfg    Config
 	nodes  []*node // by shard; nil for a shard not run here
 	local  []int   // shards run here
@@ -153,12 +153,19 @@ func (c *planCache) put(k planKey, p *planner.Plan) {
 	c.bytes += w
 }
 
+// stats returns the statistics the engine plans with.
+func (e *Engine) stats() *planner.Stats { return e.statsp.Load() }
+
 // ForgetPlans drops the cached plans (of queries and of templates). A
 // plan is made with the store's terms as they were: a constant the
 // dictionary did not know then makes a plan with no answers. A store
 // whose dictionary grows under a running engine (a cluster node applying
-// its replicated log) calls this when it gained terms.
+// its replicated log) calls this when it gained terms. The store's
+// statistics are read again too (PlannerStats): a class the store gained
+// is then one the engine enumerates (an rdf:type step with a variable
+// class reads the index of every class the statistics know).
 func (e *Engine) ForgetPlans() {
+	e.statsp.Store(e.store.PlannerStats())
 	e.planEpoch.Add(1)
 	e.plans.mu.Lock()
 	e.plans.m, e.plans.bytes = nil, 0
@@ -206,7 +213,8 @@ func New(store Store, tr Transport, cfg Config) *Engine {
 	if cfg.MaxMemory == 0 {
 		cfg.MaxMemory = DefaultMemory()
 	}
-	e := &Engine{store: store, tr: tr, stats: store.PlannerStats(), cfg: cfg, parsed: sparql.NewCache(planCacheSize)}
+	e := &Engine{store: store, tr: tr, cfg: cfg, parsed: sparql.NewCache(planCacheSize)}
+	e.statsp.Store(store.PlannerStats())
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.local = cfg.LocalShards
 	if e.local == nil {
@@ -773,7 +781,7 @@ func (e *Engine) planCtx(ctx context.Context, q *sparql.Query, opts Options) (*p
 		return p, nil
 	}
 	epoch := e.planEpoch.Load()
-	p, err := planner.Build(q, e.store, e.stats, planner.Options{
+	p, err := planner.Build(q, e.store, e.stats(), planner.Options{
 		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Cost: e.cfg.Cost, ConstEval: constEval, Ctx: ctx,
 	})
 	if err != nil {

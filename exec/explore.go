@@ -216,7 +216,7 @@ func (r *task) shardIndexKeys(sh int, p ID, d planner.Dir, st *StepStats) ([]Key
 	case p == graphstore.AllPredicates || (p == graphstore.TypeID && d == planner.Out):
 		var keys []Key
 		if p == graphstore.TypeID {
-			for c := range r.eng.stats.Classes {
+			for c := range r.eng.stats().Classes {
 				keys = append(keys, graphstore.MakeKey(graphstore.IndexVertex, c, planner.In))
 			}
 			return keys, nil
@@ -227,7 +227,7 @@ func (r *task) shardIndexKeys(sh int, p ID, d planner.Dir, st *StepStats) ([]Key
 		}
 		for _, q := range out[0] {
 			if q == graphstore.TypeID {
-				for c := range r.eng.stats.Classes {
+				for c := range r.eng.stats().Classes {
 					keys = append(keys, graphstore.MakeKey(graphstore.IndexVertex, c, planner.In))
 				}
 				continue
@@ -695,7 +695,7 @@ func (r *task) typeCheckByIndex(s *planner.Step, t *Table, st *StepStats) (*Tabl
 		return nil, false, nil
 	}
 	c := s.To.ID
-	stats := r.eng.stats
+	stats := r.eng.stats()
 	if _, punned := stats.Preds[c]; punned {
 		return nil, false, nil
 	}
@@ -740,7 +740,7 @@ func (r *task) typeCheckByIndex(s *planner.Step, t *Table, st *StepStats) (*Tabl
 // bitmaps, or a shard's instances are too sparse for one.
 func (r *task) fusedTypeSets(s *planner.Step, t *Table, st *StepStats) ([]*idSet, bool, error) {
 	c := s.TypeCheck
-	if _, punned := r.eng.stats.Preds[c]; punned {
+	if _, punned := r.eng.stats().Preds[c]; punned {
 		return nil, false, nil
 	}
 	if !r.eng.typeSetsPay(r.node, c, t.N) {
@@ -810,7 +810,7 @@ func (e *Engine) typeSetsPay(node int, c ID, rows int) bool {
 		v, _ = e.typeRows.LoadOrStore(k, new(atomic.Int64))
 	}
 	done := v.(*atomic.Int64).Add(int64(rows))
-	return uint64(done)*64 >= e.stats.Classes[c]
+	return uint64(done)*64 >= e.stats().Classes[c]
 }
 
 // typeSet returns node r.node's bitmap of shard sh's instances of c,
@@ -866,7 +866,7 @@ func (r *task) checkFromTo(s *planner.Step, t *Table, st *StepStats) (*Table, bo
 	if from == nil || to == nil {
 		return nil, false, nil
 	}
-	ps, ok := r.eng.stats.Preds[p]
+	ps, ok := r.eng.stats().Preds[p]
 	if !ok || ps.Subjects == 0 || ps.Objects == 0 {
 		return nil, false, nil
 	}

@@ -43,7 +43,7 @@ func BenchmarkLUBM40Mix(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if plans[i], err = planner.Build(q, e.store, e.stats, planner.Options{ConstEval: constEval}); err != nil {
+			if plans[i], err = planner.Build(q, e.store, e.stats(), planner.Options{ConstEval: constEval}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -110,7 +110,7 @@ func (e *Engine) templatePlan(q *sparql.Query, opts Options) (*planner.Plan, err
 		return p, nil
 	}
 	epoch := e.planEpoch.Load()
-	p, err := planner.Build(q, paramCatalog{e.store}, e.stats, planner.Options{
+	p, err := planner.Build(q, paramCatalog{e.store}, e.stats(), planner.Options{
 		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Cost: e.cfg.Cost, ConstEval: constEval,
 	})
 	if err != nil {

@@ -577,7 +577,7 @@ func (r *task) newIndexCursor(s *planner.Step, st *StepStats) (*indexCursor, err
 // indexSize estimates the length of an index vertex's list from the
 // statistics (a class's instances, a predicate's subjects or objects).
 func (r *task) indexSize(k Key) uint64 {
-	st := r.eng.stats
+	st := r.eng.stats()
 	if n, ok := st.Classes[k.Pred()]; ok && k.Dir() == planner.In {
 		return n
 	}

@@ -16,7 +16,8 @@ import (
 // dataset (Apply) and to two datasets that each hold half the shards of
 // its snapshot (ApplyHosted, as two cluster nodes do), and checks that
 // every list of every shard, read on the node that holds it, equals the
-// whole dataset's, and the dictionaries agree.
+// whole dataset's, and the dictionaries agree; a CLEAR (with inserts, as
+// a Graph Store PUT) and a DROP of the default graph midway too.
 func TestApplyHostedMatchesApply(t *testing.T) {
 	ctx := context.Background()
 	ex := func(f string, a ...any) rdf.Term { return rdf.NewIRI("http://ex.org/" + fmt.Sprintf(f, a...)) }
@@ -39,6 +40,7 @@ func TestApplyHostedMatchesApply(t *testing.T) {
 		return NewDataset(s)
 	}
 	whole := open(nil)
+	baseStats := whole.Default().Stats()
 	var parts [nodes]*Dataset
 	for n := range parts {
 		var local []int
@@ -81,6 +83,20 @@ func TestApplyHostedMatchesApply(t *testing.T) {
 			for k := 0; k < 10; k++ {
 				c.Delete = append(c.Delete, base[r.IntN(len(base))])
 			}
+		}
+		// A CLEAR with inserts (Graph Store PUT) of a graph that holds
+		// every base triple and the writes so far, and later a DROP, each
+		// followed by writes that bring back vertices, types and
+		// predicates the clear removed from the index.
+		switch step {
+		case 10:
+			c.Clear = true
+			c.Insert = append(c.Insert, base[:200]...)
+		case 18:
+			c.Drop, c.Delete = true, nil
+		}
+		if c.Clear || c.Drop {
+			clear(cur)
 		}
 		for _, tr := range c.Delete {
 			delete(cur, tr)
@@ -163,9 +179,22 @@ func TestApplyHostedMatchesApply(t *testing.T) {
 			}
 		}
 	}
+	// Each node starts from the snapshot's statistics and counts its own
+	// share of every change: the shares add up to the whole's change.
+	var triples, subjects, objects int64
+	for n := range parts {
+		s := parts[n].Default().Stats()
+		triples += int64(s.Triples) - int64(baseStats.Triples)
+		subjects += int64(s.Subjects) - int64(baseStats.Subjects)
+		objects += int64(s.Objects) - int64(baseStats.Objects)
+	}
+	if w := ws.Stats(); triples != int64(w.Triples)-int64(baseStats.Triples) || int64(w.Triples) != int64(len(live)) ||
+		subjects != int64(w.Subjects)-int64(baseStats.Subjects) || objects != int64(w.Objects)-int64(baseStats.Objects) {
+		t.Fatalf("the nodes' shares change the triples by %d, subjects by %d, objects by %d; the whole dataset %d→%d, %d→%d, %d→%d (%d live)",
+			triples, subjects, objects, baseStats.Triples, w.Triples, baseStats.Subjects, w.Subjects, baseStats.Objects, w.Objects, len(live))
+	}
 	// Refused the same way on every node, with nothing changed.
 	for _, c := range []GraphChange{
-		{Clear: true},
 		{Graph: ex("g"), Insert: []rdf.Triple{tri(ex("a"), ex("p0"), ex("b"))}},
 		{Insert: []rdf.Triple{tri(ex("a"), ex("v7"), ex("b"))}}, // v7 is a vertex
 	} {

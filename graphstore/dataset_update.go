@@ -271,9 +271,11 @@ func (d *Dataset) applyChanges(ctx context.Context, changes []GraphChange, amend
 // which holds the subject iff the triple exists); the statistics follow
 // the local vertices only (each node counts its own share). d must be the
 // newest version of its lineage. Refused (wrapping ErrAllShardsNeeded,
-// with nothing changed, the same way on every node): named graphs, CLEAR
-// and DROP, a dataset with reasoning, and a plain vertex newly used as a
-// predicate or class (its triples would move between shards).
+// with nothing changed, the same way on every node): named graphs, a
+// dataset with reasoning, and a plain vertex newly used as a
+// predicate or class (its triples would move between shards). A CLEAR or
+// DROP of the default graph empties the lists of the local shards in
+// their deltas (each node the triples its shards know; clearHosted).
 func (d *Dataset) ApplyHosted(ctx context.Context, changes ...GraphChange) (*Dataset, error) {
 	nd, err := d.applyDelta(ctx, changes, false, true)
 	if err != nil {
@@ -325,8 +327,6 @@ func checkHosted(d *Dataset, changes []GraphChange) error {
 		switch {
 		case !c.Graph.IsZero():
 			return fmt.Errorf("%w: change %d names graph %v (named graphs need every shard)", ErrAllShardsNeeded, i, c.Graph)
-		case c.Clear || c.Drop:
-			return fmt.Errorf("%w: change %d clears the default graph (CLEAR and DROP need every shard)", ErrAllShardsNeeded, i)
 		}
 	}
 	return nil

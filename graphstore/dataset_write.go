@@ -238,6 +238,14 @@ func (r *applyRun) empty(g *writeGraph) error {
 
 func (r *applyRun) change(ctx context.Context, ci int, c GraphChange) error {
 	g := r.graph(c.Graph)
+	if r.hosted && (c.Clear || c.Drop) {
+		// The default graph (checkHosted): its store cannot be replaced
+		// on some nodes only, so its lists are emptied in its deltas.
+		if err := r.clearHosted(ctx, ci, g); err != nil {
+			return err
+		}
+		c.Clear, c.Drop = false, false
+	}
 	if c.Drop {
 		g.st, g.fresh, g.touched, g.sd = nil, false, true, nil
 		g.exists = c.Graph.IsZero()
@@ -305,6 +313,68 @@ func (r *applyRun) change(ctx context.Context, ci int, c GraphChange) error {
 		if _, err := r.id(ctx, g.name, 0); err != nil {
 			return fmt.Errorf("cannot change the dataset: graph name %v: %w", g.name, err)
 		}
+	}
+	return nil
+}
+
+// clearHosted empties g's lists on the shards this dataset holds
+// (ApplyHosted of a CLEAR or DROP of the default graph): every triple a
+// local list holds is deleted through the delta, as a DELETE DATA of them
+// would — the triples of the local subjects (their Out lists), and those
+// of remote subjects with a local object (its In lists, which the hosted
+// delete decides on). Each node deletes the triples its own shards know,
+// so together they empty every shard, the dictionary is left as it is,
+// and the cost is the local part of the graph. The index vertices and the
+// statistics follow as for any delete.
+func (r *applyRun) clearHosted(ctx context.Context, ci int, g *writeGraph) error {
+	st := g.st
+	if st == nil {
+		return nil
+	}
+	var all []idTriple
+	var preds, verts, vals []ID
+	n := 0
+	tick := func() error {
+		if n++; n%4096 == 0 {
+			return ctx.Err()
+		}
+		return nil
+	}
+	for _, o := range st.LocalShards() {
+		preds = st.tipList(preds[:0], o, MakeKey(IndexVertex, AllPredicates, Out))
+		for _, p := range preds {
+			verts = st.tipList(verts[:0], o, MakeKey(IndexVertex, p, Out))
+			for _, s := range verts {
+				if err := tick(); err != nil {
+					return err
+				}
+				vals = st.tipList(vals[:0], o, MakeKey(s, p, Out))
+				for _, x := range vals {
+					all = append(all, idTriple{s, p, x})
+				}
+			}
+		}
+		preds = st.tipList(preds[:0], o, MakeKey(IndexVertex, AllPredicates, In))
+		for _, p := range preds {
+			if p == TypeID {
+				continue // a type triple lives wholly on its subject's shard
+			}
+			verts = st.tipList(verts[:0], o, MakeKey(IndexVertex, p, In))
+			for _, x := range verts {
+				if err := tick(); err != nil {
+					return err
+				}
+				vals = st.tipList(vals[:0], o, MakeKey(x, p, In))
+				for _, s := range vals {
+					if st.tables[st.Owner(s)] == nil {
+						all = append(all, idTriple{s, p, x})
+					}
+				}
+			}
+		}
+	}
+	if err := r.write(ctx, g, sortDistinct(all), false); err != nil {
+		return fmt.Errorf("cannot change the dataset: change %d (clearing the default graph): %w", ci, err)
 	}
 	return nil
 }

@@ -278,6 +278,11 @@ func (d *Dict) Len() int { return int(d.n) + d.ovPC + d.ovV }
 // are 1..NumPredicatesAndClasses().
 func (d *Dict) NumPredicatesAndClasses() int { return int(d.npc) + d.ovPC }
 
+// RoleChanges counts the low-range IDs and the roles the writes since
+// the dictionary's base gave: it differs between two versions of a
+// dictionary when a term became a predicate or a class in between.
+func (d *Dict) RoleChanges() int { return d.ovPC + d.ovRoles }
+
 // IsPredicateOrClass reports whether id is in the low range (a predicate,
 // a class, or both).
 func (d *Dict) IsPredicateOrClass(id ID) bool {

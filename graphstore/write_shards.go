@@ -67,13 +67,12 @@ type shardWriter struct {
 	yield  bool
 	list   []ID
 	ids    []uint64
-	// The In list a hosted write read last (out): the in-edges it decides
-	// are toggled only after out, so it holds for the whole call, and the
-	// triples of a batch of requests on one hot object read it once.
-	inList  []ID
-	inKey   Key
-	inShard int
-	inValid bool
+	// The In lists a hosted write read (out), by key: the in-edges it
+	// decides are toggled only after out, so they hold for the whole
+	// call, and a hot object's list is read once, not once per triple
+	// (its triples are spread over its subjects: a Graph Store PUT or a
+	// CLEAR of a whole graph read it thousands of times).
+	inLists map[Key][]ID
 }
 
 func (r *applyRun) newShardWriter(st *Store, insert bool, inShards int, yield bool) *shardWriter {
@@ -101,17 +100,21 @@ func (w *shardWriter) tipList(o int, k Key) []ID {
 }
 
 // hostedInList is tipList of key k of shard o for out's hosted path,
-// which reads the In lists of objects whose subjects are elsewhere: the
-// same key twice in a row is read once.
+// which reads the In lists of objects whose subjects are elsewhere: each
+// key once per call of out.
 func (w *shardWriter) hostedInList(o int, k Key) []ID {
-	if w.inValid && w.inShard == o && w.inKey == k {
-		return w.inList
+	if l, ok := w.inLists[k]; ok {
+		return l
 	}
-	w.inList, w.inShard, w.inKey, w.inValid = w.inList[:0], o, k, true
+	if w.inLists == nil {
+		w.inLists = map[Key][]ID{}
+	}
+	var l []ID
 	if !w.untouched(k.Vertex()) {
-		w.inList = w.st.tipList(w.inList, o, k)
+		l = w.st.tipList(nil, o, k) // o is k's vertex's shard: the key names it
 	}
-	return w.inList
+	w.inLists[k] = l
+	return l
 }
 
 // toggle appends ids (sorted, distinct) to key k of shard o, each
@@ -181,7 +184,7 @@ func (w *shardWriter) stats(verts []ID, sign int64) error {
 func (w *shardWriter) out(triples []idTriple) error {
 	st, r, insert := w.st, w.r, w.insert
 	inAt := func(o int) *[]krec { return &w.in[o%len(w.in)] }
-	w.inValid = false
+	w.inLists = nil
 	w.reserve(triples)
 	for i := 0; i < len(triples); {
 		if i%4096 == 0 {

@@ -38,7 +38,16 @@ var (
 	ErrClosed = errors.New("fabric closed")
 	// ErrNotLocal: the operation needs a node hosted by this process.
 	ErrNotLocal = errors.New("node not local")
+	// ErrRingFull: a posted message found the peer's receive ring full
+	// and was dropped (TCP.Post; Send waits and tries again).
+	ErrRingFull = errors.New("receive ring full")
 )
+
+// Poster is a fabric that can post a message without waiting for the
+// peer's acknowledgement (TCP.Post).
+type Poster interface {
+	Post(ctx context.Context, from, to NodeID, data []byte, done func(error)) error
+}
 
 // Fabric is everything that crosses nodes: one-sided reads of registered
 // regions and messages into receive rings (RDMA READ and RDMA WRITE into a

@@ -390,6 +390,37 @@ func (f *TCP) Send(ctx context.Context, from, to NodeID, data []byte) error {
 	return p.send(ctx, data)
 }
 
+// Post is Send without waiting for the peer's acknowledgement: the
+// message is queued on this node's connection to the peer, behind the
+// frames queued before it (so the posts to one peer arrive in order), and
+// Post returns. It is lost if the connection breaks before the peer takes
+// it or the peer's receive ring is full (not retried); done, if not nil,
+// is told how it ended once that is known (nil: in the peer's ring;
+// ErrRingFull; a connection error wrapping ErrNodeDown), on a goroutine
+// of the fabric (it must not block). For traffic that tolerates loss and
+// must not wait a round trip per message, like Raft's (Raft resends). An
+// error from Post itself: nothing was queued.
+func (f *TCP) Post(ctx context.Context, from, to NodeID, data []byte, done func(error)) error {
+	if err := f.checkCall(ctx, from); err != nil {
+		return f.fail(ctx, to, err)
+	}
+	if len(data) > f.opts.MaxFrame {
+		return f.fail(ctx, to, fmt.Errorf("message of %d bytes to node %d exceeds the frame limit of %d bytes", len(data), to, f.opts.MaxFrame))
+	}
+	if to == f.self {
+		err := f.Send(ctx, from, to, data)
+		if done != nil {
+			done(err)
+		}
+		return err
+	}
+	p, err := f.peer(to)
+	if err != nil {
+		return f.fail(ctx, to, err)
+	}
+	return p.post(ctx, data, done)
+}
+
 // Recv implements Fabric.
 func (f *TCP) Recv(ctx context.Context, node NodeID) (Message, error) {
 	if node != f.self {

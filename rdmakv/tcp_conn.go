@@ -278,6 +278,24 @@ func (p *tcpPeer) send(ctx context.Context, data []byte) error {
 	}
 }
 
+// post queues one message on the connection without waiting for its
+// acknowledgement (TCP.Post).
+func (p *tcpPeer) post(ctx context.Context, data []byte, done func(error)) error {
+	f := p.f
+	c, err := p.get(ctx)
+	if err != nil {
+		return f.fail(ctx, p.node, fmt.Errorf("post: %w", err))
+	}
+	call := &tcpCall{reply: frameMsgAck, done: make(chan struct{}), posted: true, onPosted: done}
+	if _, err := c.start(ctx, call, func(id uint32) []byte {
+		return appendFrame(make([]byte, 0, frameHeaderSize+len(data)), frameMsg, 0, id, data)
+	}); err != nil {
+		return f.fail(ctx, p.node, fmt.Errorf("post to node %d (%s): %w", p.node, p.addr, err))
+	}
+	f.charge(ctx, p.node, Counters{Sends: 1, SendBytes: uint64(len(data))})
+	return nil
+}
+
 func (p *tcpPeer) sleepCtx(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -303,6 +321,10 @@ type tcpCall struct {
 	status byte
 	err    error
 	done   chan struct{}
+	// posted: no caller waits (Post); onPosted, if set, is told how it
+	// ended, on the goroutine that completes it.
+	posted   bool
+	onPosted func(error)
 }
 
 func (c *tcpCall) complete(fill func()) bool {
@@ -311,6 +333,13 @@ func (c *tcpCall) complete(fill func()) bool {
 	}
 	fill()
 	close(c.done)
+	if c.posted && c.onPosted != nil {
+		err := c.err
+		if err == nil && c.status == statusRingFull {
+			err = ErrRingFull
+		}
+		c.onPosted(err)
+	}
 	return true
 }
 

@@ -530,3 +530,141 @@ func TestTCPCancelledRead(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTCPPost: posted messages from two senders arrive in order per
+// sender without the senders waiting; each post's done reports how it
+// ended — in the ring, or dropped because the ring was full (never
+// retried: every message is delivered once or reported dropped); a post
+// to a dead node fails or reports ErrNodeDown, and posts go on after it
+// returns.
+func TestTCPPost(t *testing.T) {
+	c := newTCPCluster(t, 3, nil)
+	c.fabs[2].Close()
+	ln, err := net.Listen("tcp", c.addrs[2])
+	if err != nil {
+		t.Skipf("cannot listen on %s again: %v", c.addrs[2], err)
+	}
+	opts := c.opts
+	c.opts = func(i int) TCPOptions { o := opts(i); o.RingSize = 8; return o }
+	c.start(2, ln)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c.waitConnects(0, 2, 2)
+	c.waitConnects(1, 2, 2)
+	const per = 400
+	var mu sync.Mutex
+	outcome := [2]map[int]error{{}, {}}
+	var posted sync.WaitGroup
+	for from := 0; from < 2; from++ {
+		posted.Add(per)
+		go func(from int) {
+			for i := 0; i < per; i++ {
+				err := c.fabs[from].Post(ctx, NodeID(from), 2, []byte(fmt.Sprintf("%d:%d", from, i)), func(err error) {
+					mu.Lock()
+					outcome[from][i] = err
+					mu.Unlock()
+					posted.Done()
+				})
+				if err != nil {
+					t.Errorf("post %d from %d: %v", i, from, err)
+					posted.Done()
+				}
+			}
+		}(from)
+	}
+	// Receive slowly at first so the ring of 8 fills and drops some.
+	var got [2][]int
+	done := make(chan struct{})
+	go func() { posted.Wait(); close(done) }()
+	for n := 0; ; n++ {
+		if n < 20 {
+			time.Sleep(2 * time.Millisecond)
+		}
+		rctx, rcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		m, err := c.fabs[2].Recv(rctx, 2)
+		rcancel()
+		if err != nil {
+			select {
+			case <-done:
+			default:
+				continue
+			}
+			break
+		}
+		var from, i int
+		if _, err := fmt.Sscanf(string(m.Data), "%d:%d", &from, &i); err != nil || NodeID(from) != m.From {
+			t.Fatalf("message %q from %d", m.Data, m.From)
+		}
+		if k := len(got[from]); k > 0 && got[from][k-1] >= i {
+			t.Fatalf("message %d from node %d after %d: out of order", i, from, got[from][k-1])
+		}
+		got[from] = append(got[from], i)
+	}
+	dropped := 0
+	for from := 0; from < 2; from++ {
+		in := map[int]bool{}
+		for _, i := range got[from] {
+			in[i] = true
+		}
+		for i := 0; i < per; i++ {
+			err, ok := outcome[from][i]
+			switch {
+			case !ok:
+				t.Fatalf("post %d from %d: done never called", i, from)
+			case err == nil && !in[i]:
+				t.Fatalf("post %d from %d reported delivered, not received", i, from)
+			case err != nil && in[i]:
+				t.Fatalf("post %d from %d reported %v, but received", i, from, err)
+			case err != nil && !errors.Is(err, ErrRingFull):
+				t.Fatalf("post %d from %d: %v", i, from, err)
+			case err != nil:
+				dropped++
+			}
+		}
+	}
+	if dropped == 0 || len(got[0])+len(got[1]) == 0 {
+		t.Fatalf("%d dropped, %d+%d received: want some of each with a ring of 8", dropped, len(got[0]), len(got[1]))
+	}
+	// A dead peer: the post fails at once, or its done says the node is down.
+	c.fabs[2].Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res := make(chan error, 1)
+		err := c.fabs[0].Post(ctx, 0, 2, []byte("x"), func(err error) { res <- err })
+		if err == nil {
+			err = <-res
+		}
+		if errors.Is(err, ErrNodeDown) {
+			break
+		}
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("post to a dead node: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ln, err = net.Listen("tcp", c.addrs[2])
+	if err != nil {
+		t.Skipf("cannot listen on %s again: %v", c.addrs[2], err)
+	}
+	c.start(2, ln)
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := c.fabs[0].WaitConnected(wctx); err != nil {
+		t.Fatal(err)
+	}
+	res := make(chan error, 1)
+	for {
+		if err := c.fabs[0].Post(ctx, 0, 2, []byte("back"), func(err error) { res <- err }); err == nil {
+			if err := <-res; err == nil {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no post reached the restarted node")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if m, err := c.fabs[2].Recv(ctx, 2); err != nil || string(m.Data) != "back" {
+		t.Fatalf("after the restart: %q, %v", m.Data, err)
+	}
+}

@@ -397,7 +397,8 @@ func (r *updateRun) transfer(op sparql.UpdateOp, from, to sparql.GraphRef, silen
 		return missing(op, src)
 	}
 	if r.dry {
-		return fmt.Errorf("%w: %s (line %d) in a cluster (each node holds only its shards of the graph)", web.ErrUnsupported, opName(op), op.Position().Line)
+		// The source is the default graph, the target a named graph.
+		return fmt.Errorf("%w: %s (line %d) to a named graph in a cluster (a cluster holds the default graph only)", web.ErrUnsupported, opName(op), op.Position().Line)
 	}
 	if r.touched[src] {
 		if err := r.flush(); err != nil {

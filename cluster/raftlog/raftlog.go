@@ -158,11 +158,31 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.idPrefix = binary.LittleEndian.Uint64(rnd[:])
+	// The log is retired a segment at a time, so records older than its
+	// newest snapshot record may remain before it, some with entries
+	// past an older snapshot whose record is gone: only their hard state
+	// is replayed (the snapshot record holds the snapshot and every entry
+	// after it).
+	var lastSnap uint64
+	if err := l.Replay(0, func(lsn uint64, payload []byte) error {
+		rec, err := decodeRecord(payload)
+		if err == nil && len(rec.snap) > 0 {
+			lastSnap = lsn
+		}
+		return nil
+	}); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("cannot replay the raft log %s: %w", cfg.Dir, err)
+	}
 	records := 0
 	if err := l.Replay(0, func(lsn uint64, payload []byte) error {
 		records++
-		return n.restore(payload)
+		return n.restore(payload, lsn < lastSnap)
 	}); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("cannot replay the raft log %s: %w", cfg.Dir, err)
+	}
+	if err := n.commitSnapshot(); err != nil {
 		l.Close()
 		return nil, fmt.Errorf("cannot replay the raft log %s: %w", cfg.Dir, err)
 	}
@@ -263,55 +283,94 @@ func (r *reader) bytes() []byte {
 	return v
 }
 
-// restore replays one record into the memory storage.
-func (n *Node) restore(payload []byte) error {
+// record is a decoded log record: its hard state, entries and snapshot
+// (each marshalled; empty: none).
+type record struct {
+	hs, snap []byte
+	ents     [][]byte
+}
+
+func decodeRecord(payload []byte) (record, error) {
+	var rec record
 	if len(payload) == 0 || payload[0] != recState {
-		return errors.New("unknown record kind")
+		return rec, errors.New("unknown record kind")
 	}
 	r := &reader{b: payload[1:]}
+	rec.hs = r.bytes()
+	count := r.u32()
+	if r.err == nil && uint64(count) > uint64(len(r.b)) {
+		return rec, errors.New("entry count past the record")
+	}
+	rec.ents = make([][]byte, 0, count)
+	for i := uint32(0); i < count && r.err == nil; i++ {
+		rec.ents = append(rec.ents, r.bytes())
+	}
+	rec.snap = r.bytes()
+	return rec, r.err
+}
+
+// restore replays one record into the memory storage (stateOnly: its
+// hard state only; a newer record holds a snapshot past its entries).
+func (n *Node) restore(payload []byte, stateOnly bool) error {
+	rec, err := decodeRecord(payload)
+	if err != nil {
+		return err
+	}
 	var hs *pb.HardState
-	if b := r.bytes(); len(b) > 0 {
+	if len(rec.hs) > 0 {
 		hs = &pb.HardState{}
-		if err := proto.Unmarshal(b, hs); err != nil {
+		if err := proto.Unmarshal(rec.hs, hs); err != nil {
 			return fmt.Errorf("hard state: %w", err)
 		}
 	}
-	count := r.u32()
-	if r.err == nil && uint64(count) > uint64(len(r.b)) {
-		return errors.New("entry count past the record")
-	}
-	ents := make([]*pb.Entry, 0, count)
-	for i := uint32(0); i < count && r.err == nil; i++ {
-		e := &pb.Entry{}
-		if err := proto.Unmarshal(r.bytes(), e); err != nil {
-			return fmt.Errorf("entry: %w", err)
+	if !stateOnly {
+		ents := make([]*pb.Entry, 0, len(rec.ents))
+		for _, b := range rec.ents {
+			e := &pb.Entry{}
+			if err := proto.Unmarshal(b, e); err != nil {
+				return fmt.Errorf("entry: %w", err)
+			}
+			ents = append(ents, e)
 		}
-		ents = append(ents, e)
-	}
-	var snap *pb.Snapshot
-	if b := r.bytes(); len(b) > 0 {
-		snap = &pb.Snapshot{}
-		if err := proto.Unmarshal(b, snap); err != nil {
-			return fmt.Errorf("snapshot: %w", err)
+		if len(rec.snap) > 0 {
+			snap := &pb.Snapshot{}
+			if err := proto.Unmarshal(rec.snap, snap); err != nil {
+				return fmt.Errorf("snapshot: %w", err)
+			}
+			if err := n.storage.ApplySnapshot(snap); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+				return err
+			}
 		}
-	}
-	if r.err != nil {
-		return r.err
-	}
-	if snap != nil {
-		if err := n.storage.ApplySnapshot(snap); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
-			return err
-		}
-	}
-	if len(ents) > 0 {
-		if err := n.storage.Append(ents); err != nil {
-			return err
+		if len(ents) > 0 {
+			if err := n.storage.Append(ents); err != nil {
+				return err
+			}
 		}
 	}
 	if hs != nil {
 		if err := n.storage.SetHardState(hs); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// commitSnapshot makes the replayed hard state's commit at least the
+// snapshot's index (a snapshot is of committed entries; the hard state
+// last written may be older than the snapshot's record).
+func (n *Node) commitSnapshot() error {
+	snap, err := n.storage.Snapshot()
+	if err != nil || raft.IsEmptySnap(snap) {
+		return err
+	}
+	hs, _, err := n.storage.InitialState()
+	if err != nil {
+		return err
+	}
+	if idx := snap.GetMetadata().GetIndex(); hs.GetCommit() < idx {
+		hs = proto.Clone(hs).(*pb.HardState)
+		hs.Commit = proto.Uint64(idx)
+		return n.storage.SetHardState(hs)
 	}
 	return nil
 }
