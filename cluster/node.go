@@ -332,10 +332,11 @@ var (
 	descRaft     = prometheus.NewDesc("wukongd_raft_index", "Entries of the replicated log on this node, by kind (commit, applied).", []string{"kind"}, nil)
 	descTerm     = prometheus.NewDesc("wukongd_raft_term", "The Raft term this node is in.", nil, nil)
 	descRequests = prometheus.NewDesc("wukongd_cluster_requests_applied", "Write requests applied on this node since the cluster's snapshot (an entry of the replicated log carries many).", nil, nil)
+	descSnaps    = prometheus.NewDesc("wukongd_cluster_snapshots_total", "Snapshots of the replicated log since this process started, by kind (taken, fetched from a peer, rejected transfers, installed).", []string{"kind"}, nil)
 )
 
 func (c *peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPeerUp, descPeerOps, descPeerByte, descPeerRTT, descPeerConn, descServed, descVersion, descLeader, descRaft, descTerm, descRequests} {
+	for _, d := range []*prometheus.Desc{descPeerUp, descPeerOps, descPeerByte, descPeerRTT, descPeerConn, descServed, descVersion, descLeader, descRaft, descTerm, descRequests, descSnaps} {
 		ch <- d
 	}
 }
@@ -352,6 +353,10 @@ func (c *peerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descRaft, prometheus.GaugeValue, float64(st.Applied), "applied")
 		ch <- prometheus.MustNewConstMetric(descTerm, prometheus.GaugeValue, float64(st.Term))
 		ch <- prometheus.MustNewConstMetric(descRequests, prometheus.GaugeValue, float64(c.n.requests.Load()))
+		sc := c.n.Snapshots()
+		for kind, v := range map[string]uint64{"taken": sc.Taken, "fetched": sc.Fetched, "rejected": sc.Rejected, "installed": sc.Installed} {
+			ch <- prometheus.MustNewConstMetric(descSnaps, prometheus.CounterValue, float64(v), kind)
+		}
 	}
 	for _, p := range c.n.fabric.Peers() {
 		l := []string{strconv.Itoa(int(p.Node)), p.Addr}

@@ -75,6 +75,7 @@ type snapshots struct {
 	last uint64 // its index: files before the one before it are removed
 
 	taken, fetched, rejected, installed atomic.Uint64
+	lastFetched                         atomic.Uint64 // the index of the snapshot fetched last
 }
 
 // netChanges is the net effect of a sequence of changes. After a CLEAR
@@ -296,6 +297,9 @@ func decodeDesc(d []byte) (snapDesc, error) {
 // net effect of the log up to index and serves it to the peers.
 func (n *Node) takeSnapshot(index uint64) ([]byte, error) {
 	sn := n.snap
+	if logf := n.cfg.Fabric.Logf; logf != nil {
+		logf("node %d: writing a snapshot of the replicated log at entry %d", n.cfg.Node, index)
+	}
 	b, err := encodeSnapshot(index, n.vs.current(), n.requests.Load(), &sn.net)
 	if err != nil {
 		return nil, err
@@ -369,6 +373,7 @@ func (n *Node) fetchSnapshot(ctx context.Context, from, index uint64, desc []byt
 		return fmt.Errorf("cannot keep the snapshot: %w", err)
 	}
 	sn.fetched.Add(1)
+	sn.lastFetched.Store(index)
 	return nil
 }
 
@@ -391,6 +396,13 @@ func (n *Node) installSnapshot(index uint64, desc []byte) error {
 	version := sh.version
 	if sh.index != index {
 		return fmt.Errorf("the snapshot file of entry %d holds entry %d", index, sh.index)
+	}
+	if logf := n.cfg.Fabric.Logf; logf != nil {
+		from := "its own, from its log"
+		if sn.lastFetched.Load() == index {
+			from = "fetched from a peer"
+		}
+		logf("node %d: installing the snapshot of the replicated log at entry %d (version %d, %d bytes, %s)", n.cfg.Node, index, version, len(b), from)
 	}
 	n.tipMu.Lock()
 	defer n.tipMu.Unlock()

@@ -76,6 +76,8 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	fs.Var(&peers, "peers", "fabric address of every node (HOST:PORT,HOST:PORT,…): run as node --node of that cluster over --data")
 	raftDir := fs.String("raft-dir", "", "with --peers: this node's replicated log (the cluster's write-ahead log; default DATA/raft/node-I)")
 	replicas := fs.Int("replicas", 1, "with --peers: the number of nodes hosting each shard (shard s on nodes s, s+1, … mod N; every node must be given the same value): with 2, any one node may die without failing queries")
+	snapEntries := fs.Int("raft-snapshot-entries", 0, "with --peers: take a snapshot of the replicated log (and truncate it) after this many applied entries (0: 10,000; -1: never)")
+	snapKeep := fs.Int("raft-snapshot-keep", 0, "with --peers: entries kept in memory before a snapshot for peers slightly behind (0: 1,024)")
 	commitTimeout := fs.Duration("commit-timeout", 10*time.Second, "with --peers: how long a write waits to be committed and applied on this node (past it 503, outcome unknown)")
 	modeName := fs.String("mode", "auto", "execution mode of every query: auto, in-place or fork-join")
 	maxQueryMem := fs.Int64("max-query-memory", 0, "memory one query may account, in bytes (default 1/32 of RAM, at least 256 MiB; negative: none); past it 507")
@@ -119,7 +121,8 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	if len(peers) > 0 {
 		node, err := openClusterNode(*data, *nodeIdx, peers, mode,
 			cluster.Config{MaxQueryMemory: *maxQueryMem, MaxMemory: *maxMem, MaxValueBytes: *maxValue,
-				RaftDir: *raftDir, WriteTimeout: *commitTimeout, Replicas: *replicas}, log)
+				RaftDir: *raftDir, WriteTimeout: *commitTimeout, Replicas: *replicas,
+				SnapshotEntries: *snapEntries, SnapshotKeep: *snapKeep}, log)
 		if err != nil {
 			return err
 		}
