@@ -67,6 +67,7 @@ func (n *Node) openRaft() error {
 	peers := len(n.cfg.Peers)
 	n.raftOut = make([]chan []byte, peers)
 	n.stopOut = make(chan struct{})
+	_, n.postRaft = n.store.Fabric().(rdmakv.Poster)
 	for i := range n.raftOut {
 		if i == n.cfg.Node {
 			continue
