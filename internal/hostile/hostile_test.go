@@ -668,8 +668,10 @@ func sizeProbes(mb, invalid int) []probe {
 			return s.request("POST", "/update", map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/sparql-update"}, insertText)
 		}},
 		// A Graph Store write's deadline is --max-timeout (5 min), not
-		// --timeout: its bound is the bulk path's time for 50 MB.
-		{name: fmt.Sprintf("graph store POST of %d MB", mb), want: []int{201, 204, 504}, bound: 30 * time.Second, deadline: 30 * time.Second, run: func(s *server) outcome {
+		// --timeout. Under 8 attackers (load 19-24) the 8 MB POST took
+		// 33-38 s: bulk writes yield the processors to queries
+		// (internal/cpugate). The bound is a minute.
+		{name: fmt.Sprintf("graph store POST of %d MB", mb), want: []int{201, 204, 504}, bound: time.Minute, deadline: 5 * time.Minute, run: func(s *server) outcome {
 			return s.request("POST", "/store?graph=http://example.org/bulk", map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/n-triples"}, ntText)
 		}},
 		{name: fmt.Sprintf("%d distinct invalid 1 MB queries", invalid), want: []int{400, 504}, bound: time.Duration(invalid) * (timeout + slack),
