@@ -728,8 +728,8 @@ func TestProbes(t *testing.T) {
 		}
 		s.checkRSS(t, budget(), p.name)
 	}
-	t.Run("clients that never read", func(t *testing.T) { neverRead(t, s, query(everything, "timeout", "300")) })
-	t.Run("clients that never read a graph store GET", func(t *testing.T) { neverRead(t, s, "/store?default&timeout=300") })
+	t.Run("clients that never read", func(t *testing.T) { neverRead(t, s, query(everything, "timeout", "300"), true) })
+	t.Run("clients that never read a graph store GET", func(t *testing.T) { neverRead(t, s, "/store?default&timeout=300", false) })
 	t.Run("connections past --max-connections", func(t *testing.T) { connectionFlood(t, s) })
 	t.Run("bodies that dribble", func(t *testing.T) { dribble(t, s) })
 	t.Run("cancel is the owner's", func(t *testing.T) { cancelOwner(t, s) })
@@ -795,7 +795,8 @@ const everything = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"
 
 // neverRead: 16 clients (twice the query cap) GET path (everything) and
 // never read; once the write timeout has cut them, other queries answer.
-func neverRead(t *testing.T, s *server, path string) {
+// With mustSaturate the clients must first be seen holding every slot.
+func neverRead(t *testing.T, s *server, path string, mustSaturate bool) {
 	var conns []net.Conn
 	for i := 0; i < 16; i++ {
 		c := dialFrom(t, s, "127.0.0.1")
@@ -813,6 +814,13 @@ func neverRead(t *testing.T, s *server, path string) {
 			break
 		}
 		if time.Now().After(saturated) {
+			if !mustSaturate {
+				// A Graph Store GET streams at once and is cut 2 s after
+				// its client stopped reading: on a loaded machine the
+				// slots may be free again before a poll gets through.
+				t.Logf("no 429 seen within 10 s: the GETs were cut before a poll got through (last: %d %v)", o.status, o.err)
+				break
+			}
 			t.Fatalf("16 clients that never read did not take the 8 slots (last: %d %v)", o.status, o.err)
 		}
 		time.Sleep(20 * time.Millisecond)
