@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -34,7 +36,7 @@ var baseTriples = []rdf.Triple{
 type fixture struct {
 	t   *testing.T
 	srv *Server
-	ts  *httptest.Server
+	ts  *testServer
 	b   *testBackend
 }
 
@@ -49,11 +51,7 @@ func newFixture(t *testing.T, mod func(*Options)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = ConnContext
-	ts.Start()
-	t.Cleanup(ts.Close)
-	return &fixture{t: t, srv: srv, ts: ts, b: b}
+	return &fixture{t: t, srv: srv, ts: serveForTest(t, srv), b: b}
 }
 
 type response struct {
@@ -860,6 +858,33 @@ func TestNotReady(t *testing.T) {
 	if rec.Code != 503 || !strings.Contains(rec.Body.String(), "loading snapshot") {
 		t.Errorf("readyz: %d %s", rec.Code, rec.Body)
 	}
+}
+
+// testServer is a Server listening on a loopback port.
+type testServer struct {
+	URL      string
+	Listener net.Listener
+}
+
+// serveForTest serves srv the way serve does, with HTTPServer (its own
+// connection loop for queries, net/http for the rest), or only with
+// net/http when WUKONGD_WEB_NETHTTP is set (to compare the two).
+func serveForTest(t *testing.T, srv *Server) *testServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("WUKONGD_WEB_NETHTTP") != "" {
+		hs := &http.Server{Handler: srv, ConnContext: ConnContext}
+		go func() { _ = hs.Serve(ln) }()
+		t.Cleanup(func() { _ = hs.Close() })
+	} else {
+		hs := NewHTTPServer(srv, HTTPOptions{})
+		go func() { _ = hs.Serve(ln) }()
+		t.Cleanup(func() { _ = hs.Close() })
+	}
+	return &testServer{URL: "http://" + ln.Addr().String(), Listener: ln}
 }
 
 func newHTTPTestServer(t *testing.T, h http.Handler) *httptest.Server {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -184,10 +183,11 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	if *maxConns > 0 {
 		ln = web.LimitListener(ln, *maxConns)
 	}
-	// No WriteTimeout: it would cut long results that keep flowing; the web
-	// layer's progress timeout (--write-timeout) bounds each write instead.
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: min(10*time.Second, *readTimeout), ReadTimeout: *readTimeout,
-		IdleTimeout: *idleTimeout, MaxHeaderBytes: 1 << 20, ConnContext: web.ConnContext}
+	// The query endpoint's own HTTP/1.1 loop, net/http for the rest
+	// (web/h1.go); the web layer's progress timeout (--write-timeout)
+	// bounds each write.
+	hs := web.NewHTTPServer(srv, web.HTTPOptions{ReadHeaderTimeout: min(10*time.Second, *readTimeout), ReadTimeout: *readTimeout,
+		IdleTimeout: *idleTimeout, MaxHeaderBytes: 1 << 20})
 	fmt.Printf("wukongd serving on http://%s (console: http://%s/, endpoint: http://%s/sparql)\n", ln.Addr(), ln.Addr(), ln.Addr())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
