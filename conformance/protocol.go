@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"time"
@@ -229,8 +229,23 @@ func RunHTTPTest(ctx context.Context, t HTTPTest, shards int, timeout time.Durat
 		out.Status, out.Reason = Fail, err.Error()
 		return out
 	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
+	// Served as serve serves it: the query endpoint's own HTTP/1.1 loop,
+	// net/http for the rest (web/h1.go).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		out.Status, out.Reason = Fail, err.Error()
+		return out
+	}
+	h1 := web.NewHTTPServer(srv, web.HTTPOptions{})
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	go func() { _ = h1.Serve(ln) }()
+	defer h1.Close()
+	hs := struct {
+		URL    string
+		Client func() *http.Client
+	}{"http://" + ln.Addr().String(), func() *http.Client { return client }}
 	location := "" // the last response's Location, for $LOCATION$
 	for i, r := range t.Requests {
 		var body io.Reader

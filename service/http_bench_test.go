@@ -160,9 +160,17 @@ func TestServerPathChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: srv}
-	go hs.Serve(ln)
-	defer hs.Close()
+	// As serve serves (web.HTTPServer), or net/http alone with
+	// WUKONGD_BENCH_NETHTTP set (the two compared in one binary).
+	if os.Getenv("WUKONGD_BENCH_NETHTTP") != "" {
+		hs := &http.Server{Handler: srv, ConnContext: web.ConnContext}
+		go hs.Serve(ln)
+		defer hs.Close()
+	} else {
+		hs := web.NewHTTPServer(srv, web.HTTPOptions{})
+		go hs.Serve(ln)
+		defer hs.Close()
+	}
 	if path := os.Getenv(serverChildEnv + "_PROFILE"); path != "" {
 		f, err := os.Create(path)
 		if err != nil {

@@ -70,6 +70,7 @@ func parseHead(raw []byte) (h head, ok bool) {
 		case "Host":
 			hosts++
 			h.host = value
+			continue // in Request.Host, not the header (as net/http)
 		case "Content-Length":
 			lengths++
 			cl = value

@@ -573,7 +573,9 @@ func (b *commitBuffer) Write(p []byte) (int, error) {
 			}
 			nb := make([]byte, len(b.buf), n)
 			copy(nb, b.buf)
-			b.putBack()
+			// The grown buffer goes back to the pool in place of the
+			// small one (putBack): the next answer starts at this size
+			// instead of growing (copying) from an empty one again.
 			b.buf = nb
 		}
 		b.buf = append(b.buf, p...)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -624,7 +623,7 @@ func (r *benchRun) serveInProcess(s *bench.System, addr string) (*served, error)
 		closeBackend()
 		return nil, err
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	hs := web.NewHTTPServer(srv, web.HTTPOptions{})
 	go func() { _ = hs.Serve(ln) }()
 	s.Setup += " (this run: served from the benchmark's process)"
 	return &served{s: s, url: "http://" + addr + "/sparql", ready: time.Minute, stop: func() { hs.Close(); closeBackend() }}, nil
