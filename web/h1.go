@@ -310,9 +310,6 @@ func (cc *h1conn) serve() {
 		}
 		if !ok {
 			handedOff = cc.handOff()
-			if !handedOff {
-				return
-			}
 			return
 		}
 		cc.served++
@@ -457,7 +454,10 @@ func (cc *h1conn) handOff() bool {
 		b, _ := cc.br.Peek(n)
 		pre = append(pre, b...)
 	}
-	_ = cc.c.SetReadDeadline(time.Time{})
+	// net/http sets its own read deadlines, and no write deadline outside
+	// a handler (progressWriter sets one in each): none of the loop's is
+	// left behind.
+	_ = cc.c.SetDeadline(time.Time{})
 	cc.h.forget(cc)
 	if !cc.h.handoff.hand(&replayConn{Conn: cc.c, pre: pre}) {
 		cc.h.mu.Lock()
