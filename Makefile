@@ -13,11 +13,13 @@ build:
 
 # The long crash run: the built binary serves LUBM-1 with durable writes
 # under a write storm and is killed with SIGKILL CRASH_KILLS times
-# (cmd/wukongd/crash_test.go; CI runs 3 kills on a small data set).
+# (cmd/wukongd/crash_test.go; CI runs 3 kills on a small data set), and
+# killed again just after big writes stopped at their deadline, while their
+# rollback runs (crash_stop_test.go).
 CRASH_KILLS ?= 25
 test-crash: build
-	WUKONGD_BIN=$(CURDIR)/$(BIN) WUKONGD_CRASH_KILLS=$(CRASH_KILLS) WUKONGD_CRASH_LUBM1=1 \
-		$(GO) test -count=1 -timeout 60m -run 'TestCrashHarness|TestSecondServerRefused' -v ./cmd/wukongd
+	WUKONGD_BIN=$(CURDIR)/$(BIN) WUKONGD_CRASH_KILLS=$(CRASH_KILLS) WUKONGD_CRASH_STOP_KILLS=$(CRASH_KILLS) WUKONGD_CRASH_LUBM1=1 \
+		$(GO) test -count=1 -timeout 60m -run 'TestCrashHarness|TestSecondServerRefused|TestCrashStoppedWriteRollback' -v ./cmd/wukongd
 
 # kill -9 during big Graph Store POSTs of new data (issue 12 item 6): each
 # POST is there in full or not at all, every acknowledged write stays.

@@ -69,6 +69,9 @@ type storeShared struct {
 	// built with had). A key naming a later ID has an empty base list,
 	// so the writer does not look it up (inBase).
 	pcEnd, vEnd ID
+	// snap, if set, names the snapshot graph the base is
+	// (dataset_checkpoint.go): set once, before the store is written to.
+	snap *snapBase
 }
 
 // inBase reports whether key k can have a list in the base tables.

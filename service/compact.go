@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/wukongd/wukongd/graphstore"
@@ -69,12 +70,31 @@ func (s *Service) Compact(ctx context.Context) (uint64, error) {
 		s.unlockWrites()
 		return 0, err
 	}
-	g := s.cur.Load()
-	if !g.tryRef() {
+	// Claimed: a second caller waits for this one. A checkpoint running
+	// finishes first (bgMu).
+	s.compact.running, s.compact.since = true, nil
+	s.unlockWrites()
+	if err := s.lockBackground(ctx); err != nil {
+		s.writeMu.Lock()
+		s.compact.running = false
+		s.compact.last, s.compact.lastRun = compactOutcome{0, err}, time.Now()
 		s.unlockWrites()
-		return 0, fmt.Errorf("%w: the service is closing", web.ErrNotReady)
+		return 0, err
 	}
-	s.compact.running, s.compact.from, s.compact.since = true, g.version(), nil
+	defer s.bgMu.Unlock()
+	s.writeMu.Lock()
+	g := s.cur.Load()
+	err := s.writable()
+	if err == nil && !g.tryRef() {
+		err = fmt.Errorf("%w: the service is closing", web.ErrNotReady)
+	}
+	if err != nil {
+		s.compact.running = false
+		s.compact.last, s.compact.lastRun = compactOutcome{0, err}, time.Now()
+		s.unlockWrites()
+		return 0, err
+	}
+	s.compact.from, s.compact.since = g.version(), nil
 	s.compact.weight = s.logWeight
 	// Pending (unpublished) writes after the served version are replayed
 	// too, once they are published; their changes were not recorded yet.
@@ -110,7 +130,15 @@ func (s *Service) runCompaction(ctx context.Context, g *generation) (uint64, err
 		}
 		s.writeMu.Lock()
 		s.snapWeight = s.compact.weight // what a restart replays now starts after v
+		// The checkpoints were over the old snapshot (the new one was
+		// written without them): the new one's graphs are c's.
+		err := s.markSnapshot(c)
 		s.unlockWrites()
+		os.RemoveAll(s.ckptRoot())
+		if err != nil {
+			c.Close()
+			return 0, fmt.Errorf("compacted version %d: %w", v, err)
+		}
 	}
 	if s.opts.OnCompacted != nil {
 		s.opts.OnCompacted(v)
@@ -118,23 +146,9 @@ func (s *Service) runCompaction(ctx context.Context, g *generation) (uint64, err
 	// The switch: stop new writes, let the pending ones settle, replay
 	// what was committed since v onto c, serve it.
 	s.writeMu.Lock()
-	s.compact.hold, s.compact.done = true, make(chan struct{})
-	for len(s.pending) > 0 {
-		p := s.pending[len(s.pending)-1]
-		s.unlockWrites()
-		p.commit.Wait()
-		for { // its goroutine publishes or drops it under writeMu
-			s.writeMu.Lock()
-			if p.settled || s.closed.Load() {
-				break
-			}
-			s.unlockWrites()
-			time.Sleep(100 * time.Microsecond)
-		}
-	}
+	s.holdWrites(false)
 	defer func() {
-		s.compact.hold = false
-		close(s.compact.done)
+		s.releaseHold()
 		s.unlockWrites()
 	}()
 	if s.closed.Load() {
@@ -217,12 +231,35 @@ func (s *Service) maybeCompact() {
 	if s.closed.Load() {
 		return
 	}
-	if s.deltaTooBig() || s.logTooLong() {
+	start := func(job func(context.Context)) {
 		s.background.Add(1)
 		go func() {
 			defer s.background.Done()
-			s.Compact(s.bgCtx)
+			job(s.bgCtx)
 		}()
+	}
+	switch {
+	case s.deltaTooBig() || s.logSinceSnapshotTooLong():
+		start(func(ctx context.Context) { s.Compact(ctx) })
+	case s.logTooLong():
+		if s.ckpt.running || time.Since(s.ckpt.lastRun) < time.Second {
+			return
+		}
+		if !s.canCheckpoint() {
+			start(func(ctx context.Context) { s.Compact(ctx) }) // reasoning: the reasoner's state is rebuilt from a snapshot
+			return
+		}
+		s.ckpt.running = true // claimed (checkpoint sets it again)
+		start(func(ctx context.Context) {
+			if s.bgMu.TryLock() {
+				defer s.bgMu.Unlock()
+				s.checkpoint(ctx)
+				return
+			}
+			s.writeMu.Lock()
+			s.ckpt.running = false
+			s.unlockWrites()
+		})
 	}
 }
 
@@ -246,6 +283,19 @@ func (s *Service) logTooLong() bool {
 	}
 	if limit == 0 {
 		limit = DefaultCheckpointLogTriples
+	}
+	return s.replayWeight() >= limit
+}
+
+// logSinceSnapshotTooLong reports whether the log since the snapshot has
+// outgrown Options.CompactLogTriples (the caller holds writeMu).
+func (s *Service) logSinceSnapshotTooLong() bool {
+	limit := s.opts.CompactLogTriples
+	if s.log == nil || s.dataDir == "" || limit < 0 {
+		return false
+	}
+	if limit == 0 {
+		limit = DefaultCompactLogTriples
 	}
 	return s.logWeight-s.snapWeight >= limit
 }

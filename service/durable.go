@@ -233,6 +233,10 @@ func OpenDurable(dir string, opts Options) (*Service, error) {
 		return nil, err
 	}
 	s.log, s.dataDir = log, dir
+	if err := s.markSnapshot(s.cur.Load().ds); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("cannot open data directory %s: %w", dir, err)
+	}
 	p := &recoveryProgress{}
 	if rec, v := log.Recovery(), s.cur.Load().version(); rec.Last > v {
 		p.total.Store(rec.Last - v)
@@ -269,6 +273,18 @@ func (s *Service) Recover(ctx context.Context) error {
 			s.log.Dir(), from, rec.First, from+1, rec.First-1)
 	}
 	ds := g.ds
+	// The newest whole checkpoint over the snapshot, if any: only the
+	// log after it is replayed.
+	if g.ds.Inferred() == nil && s.ckpt.snapTag != 0 {
+		if c := s.loadCheckpoint(g.ds); c != nil {
+			ds, from = c, c.Version()
+			if rec.Last > from {
+				p.total.Store(rec.Last - from)
+			} else {
+				p.total.Store(0)
+			}
+		}
+	}
 	// Records are applied in batches (graphstore.Dataset.ApplyRecords:
 	// the versions in between are never built, no reader sees them), up
 	// to replayBatchTriples triples; with reasoning one at a time (the

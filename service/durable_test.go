@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/rdf"
@@ -377,54 +376,4 @@ func TestBackgroundCompactionOfADurableDir(t *testing.T) {
 		t.Fatalf("the log was not retired: %+v at version %d", rec, version)
 	}
 	t.Logf("%d compactions; log after them: %+v", compactions.Load(), s.LogRecovery())
-}
-
-func TestCheckpointBoundsTheReplay(t *testing.T) {
-	// The log alone (the delta never grows past its threshold) starts a
-	// compaction once a restart would replay CheckpointLogTriples; after
-	// it a restart replays only what came later, and finds every write.
-	dir := emptySnapshot(t, "", 2)
-	const limit, writes = 25, 40 // each write weighs 1 (one triple)
-	var compacted atomic.Uint64
-	opts := Options{CompactDeltaBytes: -1, CheckpointLogTriples: limit, OnCompacted: func(v uint64) { compacted.Store(v) }}
-	s, err := OpenDurable(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Recover(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for i := range writes {
-		update(t, s, fmt.Sprintf(`INSERT DATA { <http://x/s%d> <http://x/p> %d }`, i, i))
-	}
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		s.writeMu.Lock()
-		done := !s.compact.running && !s.compact.lastRun.IsZero()
-		s.writeMu.Unlock()
-		if done {
-			break
-		}
-	}
-	if compacted.Load() == 0 {
-		t.Fatalf("no checkpoint after %d writes of weight 1 (limit %d)", writes, limit)
-	}
-	want := state(t, s)
-	s.Close()
-
-	s, err = OpenDurable(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	snap, rec := s.cur.Load().version(), s.LogRecovery()
-	if replay := rec.Last - snap; snap != compacted.Load() || rec.Last != writes || replay >= limit {
-		t.Fatalf("snapshot at version %d (compacted %d), log to %d: a restart replays %d records (limit %d triples)",
-			snap, compacted.Load(), rec.Last, replay, limit)
-	}
-	if err := s.Recover(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := state(t, s); got != want || s.Version() != writes {
-		t.Fatalf("after the checkpoint and a restart: version %d, state equal %v", s.Version(), got == want)
-	}
 }

@@ -59,11 +59,21 @@ type Options struct {
 	// only on demand, Compact).
 	CompactDeltaBytes int64
 	// CheckpointLogTriples bounds the log a restart replays: when the
-	// records after the data directory's snapshot hold this many triples
-	// (inserted and deleted; one for a change of none), a background compaction
-	// writes a new snapshot and retires them (0:
+	// records after the data directory's newest checkpoint (or snapshot)
+	// hold this many triples (inserted and deleted; one for a change of
+	// none), a background checkpoint of the delta is written
+	// (checkpoint.go; a compaction for a dataset with reasoning) (0:
 	// DefaultCheckpointLogTriples; < 0: the log alone never starts one).
 	CheckpointLogTriples int64
+	// CompactLogTriples bounds the log kept since the snapshot (the
+	// checkpoints never retire it: a damaged one falls back to the
+	// snapshot and the whole log): past this weight a background
+	// compaction writes a new snapshot and retires the log (0:
+	// DefaultCompactLogTriples; < 0: never by the log's length).
+	CompactLogTriples int64
+	// OnCheckpoint, if set, is called when a checkpoint is written, with
+	// its version, its bytes and how long the write took.
+	OnCheckpoint func(version uint64, bytes int64, took time.Duration)
 	// OnCompacted, if set, is called with the version a compaction wrote
 	// (after its snapshot is durable, before the switch).
 	OnCompacted func(version uint64)
@@ -126,6 +136,10 @@ type Service struct {
 	// (compact.go), guarded by writeMu.
 	dataDir string
 	compact compactState
+	ckpt    ckptState
+	// bgMu is held by the compaction or checkpoint running (one at a
+	// time: a compaction makes the checkpoints obsolete).
+	bgMu sync.Mutex
 	// background runs the compactions the service starts itself, under
 	// bgCtx; Close cancels it and waits for them (a compaction writes the
 	// data directory, which is not ours once Close has unlocked it).
@@ -516,6 +530,7 @@ func (s *Service) Close() error {
 	defer s.releasing.Wait()
 	defer s.unlockWrites()
 	var err error
+	s.shutdownCheckpoint()
 	if s.log != nil {
 		err = s.log.Close()
 		for i := len(s.pending) - 1; i >= 0; i-- {

@@ -81,8 +81,10 @@ func startServer(t *testing.T, bin, dir, logPath string) *crashServer {
 	}
 	// A small checkpoint threshold: compactions (a new snapshot, the log
 	// retired) run all through the storm, so kills land in them too.
+	// Checkpoints of the delta every few hundred triples, a compaction
+	// (new snapshot) every few thousand: kills land in both.
 	cmd := exec.Command(bin, "serve", "--data", dir, "--update-token", crashToken, "--addr", "127.0.0.1:0", "--log-level", "warn",
-		"--checkpoint-log-triples", crashCheckpoint())
+		"--checkpoint-log-triples", crashCheckpoint(), "--compact-log-triples", crashCompact())
 	cmd.Stderr = logf
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -173,6 +175,58 @@ func crashCheckpoint() string {
 		return v
 	}
 	return "400"
+}
+
+// crashCompact is serve's --compact-log-triples in the harness
+// ($WUKONGD_CRASH_COMPACT, default 3000: a compaction every ten or so
+// checkpoints).
+func crashCompact() string {
+	if v := os.Getenv("WUKONGD_CRASH_COMPACT"); v != "" {
+		return v
+	}
+	return "3000"
+}
+
+// damageCheckpoint damages the newest checkpoint of dir, if there is
+// one: a byte of one of its files flipped, or the file cut short (a
+// restart must fall back to the one before, or the snapshot and the
+// whole log). It returns what it did ("" nothing).
+func damageCheckpoint(t *testing.T, dir string, rng *rand.Rand) string {
+	t.Helper()
+	root := filepath.Join(dir, service.CheckpointDir)
+	ents, _ := os.ReadDir(root)
+	var newest uint64
+	var name string
+	for _, e := range ents {
+		if v, ok := graphstore.CheckpointVersionOf(e.Name()); ok && v >= newest {
+			newest, name = v, e.Name()
+		}
+	}
+	if name == "" {
+		return ""
+	}
+	var files []string
+	filepath.Walk(filepath.Join(root, name), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() && fi.Size() > 0 {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		return ""
+	}
+	f := files[rng.IntN(len(files))]
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rng.IntN(2) == 0 {
+		b[rng.IntN(len(b))] ^= 1 << rng.IntN(8)
+		os.WriteFile(f, b, 0o644)
+		return "flipped a byte of " + f
+	}
+	os.WriteFile(f, b[:rng.IntN(len(b))], 0o644)
+	return "cut short " + f
 }
 
 func resource(c, n int) string { return fmt.Sprintf("http://crash/r/%d/%d", c, n) }
@@ -361,8 +415,22 @@ func TestCrashHarness(t *testing.T) {
 	const clients = 8
 	seq := make([]int, clients)
 	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
-	duringRecovery := 0
+	duringRecovery, damaged, tornCkpt := 0, 0, 0
+	torn := map[string]bool{}
 	for round := 0; round <= kills; round++ {
+		m, _ := filepath.Glob(filepath.Join(dir, service.CheckpointDir, "*.tmp-*"))
+		for _, p := range m {
+			if !torn[p] {
+				torn[p] = true // the kill came while this checkpoint was being written
+				tornCkpt++
+			}
+		}
+		if round > 0 && rng.IntN(4) == 0 {
+			if what := damageCheckpoint(t, dir, rng); what != "" {
+				t.Logf("round %d: %s", round, what)
+				damaged++
+			}
+		}
 		srv := startServer(t, bin, dir, logPath)
 		if round > 0 && round < kills && rng.IntN(5) == 0 {
 			// Kill it while it recovers (or just after).
@@ -393,8 +461,18 @@ func TestCrashHarness(t *testing.T) {
 	}
 	log, _ := os.ReadFile(logPath)
 	compactions := strings.Count(string(log), "wukongd: compacted version ")
-	t.Logf("%d kills (%d during recovery), %d acknowledged inserts, %d acknowledged deletes, %d resources seen, %d checkpoints (compactions) completed",
-		kills, duringRecovery, ledger.ackedCount, len(ledger.delAcked), len(ledger.seen), compactions)
+	checkpoints := strings.Count(string(log), "wukongd: checkpoint of version ")
+	if testing.Verbose() {
+		for _, line := range strings.Split(string(log), "\n") {
+			if strings.Contains(line, "checkpoint") || strings.Contains(line, "compacted") {
+				t.Log(line)
+			}
+		}
+	}
+	loaded := strings.Count(string(log), "wukongd: loaded checkpoint ")
+	refused := strings.Count(string(log), "wukongd: checkpoint not used: ")
+	t.Logf("%d kills (%d during recovery), %d acknowledged inserts, %d acknowledged deletes, %d resources seen, %d checkpoints and %d compactions completed; restarts loaded a checkpoint %d times, refused %d (%d damaged by the harness); %d kills during a checkpoint's write",
+		kills, duringRecovery, ledger.ackedCount, len(ledger.delAcked), len(ledger.seen), checkpoints, compactions, loaded, refused, damaged, tornCkpt)
 	if ledger.ackedCount == 0 {
 		t.Fatal("no write was acknowledged: the harness tested nothing")
 	}

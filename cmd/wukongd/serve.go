@@ -84,7 +84,9 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	maxValue := fs.Int("max-value-bytes", 0, "largest string an expression may make (CONCAT, REPLACE, GROUP_CONCAT, …), in bytes (default 16 MiB); past it 507")
 	gcPercent := fs.Int("gc-percent", defaultGCPercent, "garbage collection target (GOGC; 0: Go's default; $GOGC, when set, wins)")
 	checkpoint := fs.Int64("checkpoint-log-triples", service.DefaultCheckpointLogTriples,
-		"with --data and writes: compact in the background when the log a restart would replay holds this many triples (bounds the restart; negative: only by delta size)")
+		"with --data and writes: write a checkpoint of the delta in the background when the log a restart would replay holds this many triples (bounds the restart; negative: never by the log)")
+	compactLog := fs.Int64("compact-log-triples", service.DefaultCompactLogTriples,
+		"with --data and writes: compact in the background when the log since the snapshot holds this many triples (bounds the log kept on disk; negative: only by delta size)")
 	verify := fs.Bool("verify", false, "verify the snapshot's checksums at startup (reads all of it; without, startup does not read the data)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the server to this file (until it stops on SIGINT or SIGTERM)")
 	if err := parseFlags(fs, args); err != nil {
@@ -130,7 +132,10 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	} else {
 		svc, err := openServeService(*data, *empty, service.Options{Mode: mode, LoadMaxBytes: *loadMax, LoadTimeout: *loadTimeout,
 			MaxQueryMemory: *maxQueryMem, MaxMemory: *maxMem, MaxValueBytes: *maxValue, VerifyChecksums: *verify,
-			CheckpointLogTriples: *checkpoint, OnCompacted: func(v uint64) {
+			CheckpointLogTriples: *checkpoint, CompactLogTriples: *compactLog,
+			OnCheckpoint: func(v uint64, n int64, took time.Duration) {
+				fmt.Printf("wukongd: checkpoint of version %d written to %s (%d bytes in %s)\n", v, filepath.Join(*data, service.CheckpointDir), n, took.Round(time.Millisecond))
+			}, OnCompacted: func(v uint64) {
 				fmt.Printf("wukongd: compacted version %d into the snapshot of %s (the log retired up to it)\n", v, *data)
 			}}, *token != "")
 		if err != nil {
@@ -307,7 +312,16 @@ func recoverService(ctx context.Context, svc *service.Service, dataDir string) e
 		return err
 	}
 	info := svc.Info()
+	ck := svc.CheckpointRecovery()
+	for _, why := range ck.Refused {
+		fmt.Fprintf(os.Stderr, "wukongd: checkpoint not used: %s\n", why)
+	}
+	first := rec.First
+	if ck.Loaded != "" {
+		fmt.Printf("wukongd: loaded checkpoint %s (version %d) in %s\n", ck.Loaded, ck.Version, ck.Elapsed.Round(time.Millisecond))
+		first = max(first, ck.Version+1)
+	}
 	fmt.Printf("wukongd: replayed the write-ahead log of %s (records %d..%d) in %s: %d triples, %d terms, version %d; ready\n",
-		dataDir, rec.First, rec.Last, time.Since(start).Round(time.Millisecond), info.Triples, info.Terms, svc.Version())
+		dataDir, first, rec.Last, time.Since(start).Round(time.Millisecond), info.Triples, info.Terms, svc.Version())
 	return nil
 }
