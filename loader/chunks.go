@@ -89,7 +89,7 @@ func ParseChunks(ctx context.Context, r io.Reader, quads bool, opts Options, wor
 			}
 		}()
 	}
-	feedErr := feedChunks(ctx, r, free, func(seq, line int, buf []byte) bool {
+	feedErr := feedChunks(ctx, r, chunkBytes, free, func(seq, line int, buf []byte) bool {
 		if failed(seq) {
 			return false
 		}
@@ -122,11 +122,11 @@ const chunkBatch = 256
 // tests).
 var chunkBytes = ntChunkSize
 
-// feedChunks reads r in line-aligned chunks of about chunkBytes bytes
-// (buffers from free when there are some) and gives each to send with its
-// sequence number and the number of its first line, until send returns
-// false or r ends.
-func feedChunks(ctx context.Context, r io.Reader, free chan []byte, send func(seq, line int, buf []byte) bool) error {
+// feedChunks reads r in line-aligned chunks of about size bytes (buffers
+// from free when there are some) and gives each non-empty one to send with
+// its sequence number and the number of its first line, until send returns
+// false (feedChunks then returns ctx's error) or r ends.
+func feedChunks(ctx context.Context, r io.Reader, size int, free chan []byte, send func(seq, line int, buf []byte) bool) error {
 	var carry []byte
 	line := 1
 	for seq := 0; ; {
@@ -134,7 +134,7 @@ func feedChunks(ctx context.Context, r io.Reader, free chan []byte, send func(se
 		select {
 		case buf = <-free:
 		default:
-			buf = make([]byte, chunkBytes)
+			buf = make([]byte, size)
 		}
 		if len(buf) <= len(carry) { // a line longer than the chunk
 			buf = make([]byte, 2*len(carry))

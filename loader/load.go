@@ -108,29 +108,13 @@ func Load(ctx context.Context, cfg Config) (Summary, error) {
 	if err := ctx.Err(); err != nil {
 		return Summary{}, err
 	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if opts.Progress == nil {
-			return
-		}
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				bp := db.BuildProgress()
-				opts.Progress(Progress{Triples: st.read.Load(), Bytes: st.bytes.Load(), Phase: bp.Phase,
-					Done: bp.Done, Total: bp.Total, Spilled: bp.Spilled})
-			}
-		}
-	}()
+	stop := reportProgress(opts.Progress, func() Progress {
+		bp := db.BuildProgress()
+		return Progress{Triples: st.read.Load(), Bytes: st.bytes.Load(), Phase: bp.Phase,
+			Done: bp.Done, Total: bp.Total, Spilled: bp.Spilled}
+	})
 	err = db.WriteSnapshot(out)
-	close(stop)
-	<-done
+	stop()
 	if err != nil {
 		return Summary{}, fmt.Errorf("cannot publish the snapshot: %w", err)
 	}

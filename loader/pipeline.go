@@ -291,29 +291,13 @@ func (st *loadState) parse(ctx context.Context, inputs []Input) error {
 	for _, in := range inputs {
 		total += in.Size
 	}
-	stopProgress := make(chan struct{})
-	progressDone := make(chan struct{})
-	go func() {
-		defer close(progressDone)
-		if opts.Progress == nil {
-			return
-		}
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stopProgress:
-				return
-			case <-t.C:
-				opts.Progress(Progress{Triples: st.read.Load(), Bytes: st.bytes.Load(), TotalBytes: total})
-			}
-		}
-	}()
+	stopProgress := reportProgress(opts.Progress, func() Progress {
+		return Progress{Triples: st.read.Load(), Bytes: st.bytes.Load(), TotalBytes: total}
+	})
 	feedErr := st.feed(ctx, inputs, jobs)
 	close(jobs)
 	wg.Wait()
-	close(stopProgress)
-	<-progressDone
+	stopProgress()
 	if feedErr != nil && context.Cause(ctx) == nil {
 		cancel(feedErr)
 	}
@@ -357,45 +341,41 @@ func (st *loadState) feed(ctx context.Context, inputs []Input, jobs chan<- job) 
 }
 
 func (st *loadState) chunks(ctx context.Context, in *Input, r io.Reader, prefix string, jobs chan<- job) error {
-	var carry []byte
-	line := 1
-	for {
-		var buf []byte
-		select {
-		case buf = <-st.free:
-		default:
-			buf = make([]byte, ntChunkSize)
-		}
-		if len(buf) <= len(carry) { // a line longer than the chunk
-			buf = make([]byte, 2*len(carry))
-		}
-		n := copy(buf, carry)
-		m, err := io.ReadFull(r, buf[n:])
-		n += m
-		eof := err == io.EOF || err == io.ErrUnexpectedEOF
-		if err != nil && !eof {
-			return err
-		}
-		cut := n
-		if !eof {
-			if i := lastNewline(buf[:n]); i >= 0 {
-				cut = i + 1
-			} else {
-				carry = append(carry[:0], buf[:n]...)
-				continue
-			}
-		}
-		carry = append(carry[:0], buf[cut:n]...)
-		chunk := buf[:cut]
+	return feedChunks(ctx, r, ntChunkSize, st.free, func(_, line int, chunk []byte) bool {
 		select {
 		case jobs <- job{in: in, chunk: chunk, firstLine: line, prefix: prefix}:
+			return true
 		case <-ctx.Done():
-			return nil
+			return false
 		}
-		line += countNewlines(chunk)
-		if eof {
-			return nil
+	})
+}
+
+// reportProgress calls progress with what current says every 200 ms, on
+// its own goroutine, until the returned stop is called; stop returns when
+// the goroutine has. A nil progress starts nothing.
+func reportProgress(progress func(Progress), current func() Progress) (stop func()) {
+	if progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				progress(current())
+			}
 		}
+	}()
+	return func() {
+		close(done)
+		<-exited
 	}
 }
 
