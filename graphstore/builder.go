@@ -360,23 +360,7 @@ func concat(parts [][][]rec, shard int) []rec {
 
 // parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines.
 func parallel(n int, fn func(i int)) {
-	workers := min(n, runtime.GOMAXPROCS(0))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
+	parallelN(n, runtime.GOMAXPROCS(0), fn)
 }
 
 // denseIndex maps the IDs of a dictionary onto 0..n-1 (IDs are dense in
