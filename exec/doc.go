@@ -129,9 +129,13 @@
 //
 // The Engine runs one node per shard: a dispatcher goroutine takes the
 // node's messages (sub-queries, replies, cancels) off the Transport, and
-// Config.Workers worker goroutines run sub-queries before new queries. A
-// worker waiting for its children runs its node's queued sub-queries in the
-// meantime, so waiting workers cannot deadlock the cluster. Every
+// Config.Workers idle worker goroutines take its jobs (a new query's
+// exploration, a forked sub-query); a job that finds none idle runs on a
+// goroutine of its own, so no job ever queues behind another's run (a
+// fixed pool let three heavy cross products hold back a `LIMIT 5` for
+// seconds) and a parent waiting for its children cannot deadlock the
+// cluster. What bounds the work is the service's admission cap and the
+// memory budgets; the Go scheduler shares the processors. Every
 // sub-query carries the query's deadline; when a query is cancelled or
 // fails, the parent sends a cancel message to each child, which cancels
 // the sub-query's context (and so, in turn, its own children). Inside a

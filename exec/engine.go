@@ -39,8 +39,12 @@ type Options struct {
 
 // Config configures an Engine.
 type Config struct {
-	// Workers is the number of worker goroutines per node (default
-	// GOMAXPROCS).
+	// Workers is the number of idle worker goroutines each node keeps
+	// for its jobs (default GOMAXPROCS). It bounds no work: a job (a new
+	// query's exploration, a forked sub-query) that finds no worker idle
+	// runs on a goroutine of its own, so no job waits for another to end
+	// (the service's admission cap bounds the queries, their budgets the
+	// memory, the Go scheduler shares the processors).
 	Workers int
 	// Cost is the fabric cost model for the planner (zero: DefaultCost).
 	Cost planner.Cost
@@ -74,10 +78,10 @@ func DefaultMemory() int64 { return max(physicalMemory()/16, 512<<20) }
 var ErrClosed = errors.New("engine closed")
 
 // Engine runs queries over a sharded store: one node per shard, each with
-// its worker goroutines and a dispatcher that takes the node's messages
-// (sub-queries, replies, cancels) off the transport. Sub-queries from other
-// nodes run before new queries. It is safe for concurrent use; Close stops
-// every goroutine it started.
+// its idle worker goroutines and a dispatcher that takes the node's
+// messages (sub-queries, replies, cancels) off the transport. A job that
+// finds no idle worker runs on a goroutine of its own (node.start). It is
+// safe for concurrent use; Close stops every goroutine it started.
 type Engine struct {
 	store  Store
 	tr     Transport
@@ -88,11 +92,15 @@ type Engine struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	rr     atomic.Uint64
-	closed atomic.Bool
-	graphs engineGraphs // named graphs (dataset.go)
-	parsed *sparql.Cache
-	plans  planCache
+	// spawnMu orders node.start's wg.Add against Close's wg.Wait: once
+	// spawnClosed is set no job starts on a goroutine of its own.
+	spawnMu     sync.RWMutex
+	spawnClosed bool
+	rr          atomic.Uint64
+	closed      atomic.Bool
+	graphs      engineGraphs // named graphs (dataset.go)
+	parsed      *sparql.Cache
+	plans       planCache
 	// planEpoch counts ForgetPlans: a plan built across one is not kept.
 	planEpoch atomic.Uint64
 	tplans    templatePlans // plans of query templates (params.go)
@@ -179,8 +187,7 @@ func (e *Engine) ForgetPlans() {
 type node struct {
 	id      int
 	eng     *Engine
-	subq    queue         // sub-queries from other nodes (priority)
-	newq    chan func()   // new queries
+	jobs    chan func()   // a job for an idle worker (unbuffered: taken only by a worker waiting for it)
 	forks   atomic.Uint64 // fork IDs of this node
 	mu      sync.Mutex
 	pending map[uint64]chan pendingReply // forks this node waits for
@@ -224,9 +231,8 @@ func New(store Store, tr Transport, cfg Config) *Engine {
 	}
 	e.nodes = make([]*node, store.Shards())
 	for _, i := range e.local {
-		n := &node{id: i, eng: e, newq: make(chan func(), 64),
+		n := &node{id: i, eng: e, jobs: make(chan func()),
 			pending: map[uint64]chan pendingReply{}, running: map[forkKey]context.CancelFunc{}}
-		n.subq.init()
 		e.nodes[i] = n
 		e.wg.Add(1)
 		go n.dispatch()
@@ -245,6 +251,9 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.cancel()
+	e.spawnMu.Lock()
+	e.spawnClosed = true
+	e.spawnMu.Unlock()
 	if p, ok := e.tr.(*muxPort); ok {
 		p.detach() // the dispatchers see it closed (after the cancel: they exit quietly)
 	}
@@ -256,58 +265,40 @@ func (e *Engine) Close() error {
 // Store returns the engine's store.
 func (e *Engine) Store() Store { return e.store }
 
-// queue is an unbounded FIFO of work with a channel to wait on.
-type queue struct {
-	mu    sync.Mutex
-	items []func()
-	ready chan struct{}
-}
-
-func (q *queue) init() { q.ready = make(chan struct{}, 1) }
-
-func (q *queue) push(f func()) {
-	q.mu.Lock()
-	q.items = append(q.items, f)
-	q.mu.Unlock()
-	select {
-	case q.ready <- struct{}{}:
-	default:
-	}
-}
-
-func (q *queue) pop() func() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.items) == 0 {
-		return nil
-	}
-	f := q.items[0]
-	q.items[0] = nil
-	q.items = q.items[1:]
-	if len(q.items) > 0 {
-		select {
-		case q.ready <- struct{}{}:
-		default:
-		}
-	}
-	return f
-}
-
-// work is a worker: sub-queries first, then new queries.
+// work is an idle worker: it runs the jobs handed to it (start).
 func (n *node) work() {
 	defer n.eng.wg.Done()
 	for {
-		if f := n.subq.pop(); f != nil {
-			n.eng.run(f)
-			continue
-		}
 		select {
-		case <-n.subq.ready:
-		case f := <-n.newq:
+		case f := <-n.jobs:
 			n.eng.run(f)
 		case <-n.eng.ctx.Done():
 			return
 		}
+	}
+}
+
+// start runs job f on the node: on an idle worker, else on a goroutine of
+// its own. A fixed pool that jobs queue for lets one query's long
+// exploration hold back every query behind it: with three heavy cross
+// products running, one in thirteen `LIMIT 5` queries waited 2.5–2.8 s
+// for a worker of its coordinator's node while another node's sat idle
+// (docs/PERFORMANCE.md, issue 13). f must end once its context does.
+func (n *node) start(f func()) {
+	select {
+	case n.jobs <- f:
+	default:
+		e := n.eng
+		e.spawnMu.RLock()
+		defer e.spawnMu.RUnlock()
+		if e.spawnClosed {
+			return // its waiter sees the engine closed
+		}
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			e.run(f)
+		}()
 	}
 }
 
@@ -359,7 +350,7 @@ func (n *node) dispatch() {
 			n.mu.Lock()
 			n.running[key] = cancel
 			n.mu.Unlock()
-			n.subq.push(func() { n.runSubQuery(ctx, cancel, key, q) })
+			n.start(func() { n.runSubQuery(ctx, cancel, key, q) })
 		case msgReply:
 			r, err := decodeReply(msg)
 			if err != nil {
@@ -530,11 +521,6 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func(abort bool
 		for ; got < len(forks); got++ {
 			select {
 			case <-ch:
-			case <-n.subq.ready:
-				if f := n.subq.pop(); f != nil {
-					f()
-				}
-				got--
 			case <-grace.C:
 				return
 			case <-r.eng.ctx.Done():
@@ -585,12 +571,6 @@ func (r *task) fork(k int, parts map[int]*Table, st *StepStats) (func(abort bool
 					}
 				}
 				out = append(out, pr.rep.table)
-			case <-n.subq.ready:
-				// Help: run this node's sub-queries while waiting, so that
-				// waiting workers can never deadlock the cluster.
-				if f := n.subq.pop(); f != nil {
-					f()
-				}
 			case <-r.ctx.Done():
 				cancelAll()
 				drain(got)
@@ -715,16 +695,17 @@ func (r *task) forkTo(k int, t *Table, owner int, st *StepStats, t0 time.Time) (
 // drainGrace bounds the wait for a cancelled child's reply.
 const drainGrace = 2 * time.Second
 
-// submit runs f on a worker of node i as a new query.
+// submit runs f on node i as a new query (start: it never waits for
+// another job).
 func (e *Engine) submit(ctx context.Context, i int, f func()) error {
-	select {
-	case e.nodes[i].newq <- f:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-e.ctx.Done():
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if e.ctx.Err() != nil {
 		return ErrClosed
 	}
+	e.nodes[i].start(f)
+	return nil
 }
 
 // Run plans and runs q.
