@@ -53,6 +53,7 @@ func clipMessage(s string) string {
 // returns, for the final flush.
 func (s *Server) writeProgress(c *gin.Context) {
 	r := requestOf(c) // the request's state starts here, with its writer
+	r.arrived = time.Now()
 	pw := &r.pw
 	*pw = progressWriter{ResponseWriter: c.Writer, rc: *http.NewResponseController(c.Writer), timeout: s.opts.WriteTimeout}
 	c.Writer = pw

@@ -226,6 +226,10 @@ type request struct {
 	rows                      int64
 	deadline                  time.Time
 	hasForm, hasRows, hasDead bool
+	// arrived is when the request's headers had been read (writeProgress):
+	// a query's, update's or Graph Store operation's timeout counts from
+	// it, so the time its body takes to arrive is part of it.
+	arrived time.Time
 	// aborted is the reason a response was reset after its 200
 	// (abortStream), "" if it was not.
 	aborted string
