@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/wukongd/wukongd/rdf"
@@ -158,5 +159,52 @@ func TestGraphGetCharged(t *testing.T) {
 	eng, _ := g.engine()
 	if got := eng.MemoryUsed(); got != 0 {
 		t.Errorf("%d bytes still charged after the GETs", got)
+	}
+}
+
+// TestBulkBodyCharged: a Graph Store POST's body is charged to the memory
+// budgets while it is parsed and held: a body past --max-query-memory fails
+// with web.ErrQueryMemory (507) and writes nothing, one inside it is
+// written, and nothing stays charged afterwards.
+func TestBulkBodyCharged(t *testing.T) {
+	st, err := BuildStore(2, func(emit func(rdf.Triple) error) error {
+		return emit(rdf.Triple{S: rdf.NewIRI("http://example.org/a"), P: rdf.NewIRI("http://example.org/p"), O: rdf.NewIRI("http://example.org/b")})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const budget = 4 << 20
+	s := newService(t, st, Options{MaxQueryMemory: budget})
+	doc := func(n int) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "<http://example.org/s%d> <http://example.org/p> \"%d\" .\n", i, i)
+		}
+		return b.String()
+	}
+	def := web.GraphName{Default: true}
+	for _, f := range []string{"application/n-triples", "text/turtle"} {
+		big := doc(budget / 40) // ~55 bytes a line: past the budget
+		_, err := s.PostGraph(context.Background(), def, web.GraphBody{MediaType: f, Body: strings.NewReader(big)})
+		if !errors.Is(err, web.ErrQueryMemory) {
+			t.Errorf("%s: a %d-byte body with a budget of %d: %v, want web.ErrQueryMemory", f, len(big), budget, err)
+		}
+		if n := graphSize(t, s, def); n != 1 {
+			t.Errorf("%s: %d triples after the refused POST, want 1", f, n)
+		}
+	}
+	if _, err := s.PostGraph(context.Background(), def, web.GraphBody{MediaType: "application/n-triples", Body: strings.NewReader(doc(1000))}); err != nil {
+		t.Fatalf("a body inside the budget: %v", err)
+	}
+	if n := graphSize(t, s, def); n != 1001 {
+		t.Errorf("%d triples after the POST, want 1,001", n)
+	}
+	g, err := s.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.release()
+	if eng, err := g.engine(); err != nil || eng.MemoryUsed() != 0 {
+		t.Errorf("after the POSTs the engine accounts %d bytes (%v), want 0", eng.MemoryUsed(), err)
 	}
 }
