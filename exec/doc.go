@@ -110,10 +110,12 @@
 // runs of values cost less than the From side's distinct values (a
 // linear-counting estimate), galloping through each To list with the
 // run's ascending From values (a semi-join); a type check
-// (?x rdf:type C on a bound ?x) over 64 rows or more tests a bitmap of the
-// owner shard's instances of C, built from the shard's type index on first
-// use and cached per node (the store is immutable, so it never goes
-// stale; classes too sparse for a 256 KiB bitmap are checked row by row).
+// (?x rdf:type C on a bound ?x) over 64 rows or more tests a bitmap of C's
+// instances on every shard (or, rows all on the node's own shard, of that
+// shard's), built from the shards' type index on first use and cached per
+// node (the store is immutable, so it never goes stale; classes too sparse
+// for a 256 KiB bitmap, or spanning more than 2^28 IDs, are checked row by
+// row).
 // Engine.Query caches parses and Engine.Plan caches plans (by query and
 // options), so a repeated query costs only its execution.
 //

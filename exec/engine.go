@@ -109,7 +109,7 @@ type Engine struct {
 	busy atomic.Int64
 	// memUsed is the memory the running queries account (budget.go).
 	memUsed atomic.Int64
-	// typeSets caches, per node, bitmaps of shards' class instances
+	// typeSets caches, per node, bitmaps of classes' instances
 	// (typeSetKey → *idSet, nil when too sparse), for type checks.
 	typeSets sync.Map
 	// typeRows counts, per node and class, the rows type-checked row by

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -422,9 +423,9 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 		}
 		return r.intersect(s, t, st)
 	}
-	var keep []*idSet // fused type check: the class's instances by shard
+	var keep *idSet // fused type check: the class's instances
 	if s.TypeCheck != 0 {
-		sets, ok, err := r.fusedTypeSets(s, t, st)
+		set, ok, err := r.fusedTypeSets(s, t, st)
 		if err != nil {
 			return nil, err
 		}
@@ -441,9 +442,8 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 				Mode: s.Mode, Partitioned: -1, EstRows: s.EstRows}
 			return r.apply(&chk, out, st)
 		}
-		keep = sets
+		keep = set
 	}
-	store := r.eng.store
 	f := newFetch(r, t.N)
 	from := func(row int) ID {
 		if s.From.Kind == planner.OpConst {
@@ -593,7 +593,7 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 			switch {
 			case s.ToNew && keep != nil:
 				for _, x := range l {
-					if keep[store.Owner(x)].has(x) {
+					if keep.has(x) {
 						src = append(src, int32(row))
 						newTo = append(newTo, x)
 					}
@@ -628,7 +628,7 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 				if predCol >= 0 && s.To.Col == predCol && x != p {
 					continue
 				}
-				if keep != nil && !keep[store.Owner(x)].has(x) {
+				if keep != nil && !keep.has(x) {
 					continue
 				}
 				src = append(src, int32(row))
@@ -684,49 +684,48 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 }
 
 // typeCheckByIndex runs a type check (?x rdf:type C, ?x bound) by testing
-// each row's value against a bitmap of the owner shard's instances of C
-// (built from the shard's type index once and cached by the node) instead
-// of looking up every row's types. It reports false when the rows are too
-// few for that to pay, or C is also a predicate (its index vertex then
-// mixes objects and instances).
+// each row's value against a bitmap of C's instances (built from every
+// shard's type index once and cached by the node) instead of looking up
+// every row's types. It reports false when the rows are too few for that
+// to pay, C's instances are too sparse for a bitmap, or C is also a
+// predicate (its index vertex then mixes objects and instances).
 func (r *task) typeCheckByIndex(s *planner.Step, t *Table, st *StepStats) (*Table, bool, error) {
 	if s.Kind != planner.StepCheck || s.PredNew || s.Pred.Kind != planner.OpConst || s.Pred.ID != graphstore.TypeID ||
 		s.Dir != planner.Out || s.To.Kind != planner.OpConst || s.From.Kind != planner.OpVar {
 		return nil, false, nil
 	}
 	c := s.To.ID
-	stats := r.eng.stats()
-	if _, punned := stats.Preds[c]; punned {
+	if _, punned := r.eng.stats().Preds[c]; punned {
 		return nil, false, nil
 	}
-	shards := r.eng.store.Shards()
 	if !r.eng.typeSetsPay(r.node, c, t.N) {
 		return nil, false, nil
 	}
 	col := t.Cols[s.From.Col]
-	owners := make([]int32, t.N)
-	sets := make([]*idSet, shards)
+	// Rows all on this node's shard (a forked or local step) test the
+	// bitmap of its own instances, read without the fabric; others the
+	// bitmap of every shard's.
+	shard := r.node
+	for _, v := range col {
+		if r.eng.store.Owner(v) != r.node {
+			shard = allShards
+			break
+		}
+	}
+	set, err := r.typeSet(c, shard, st)
+	if err != nil {
+		return nil, true, err
+	}
+	if set == nil {
+		return nil, false, nil // too sparse for a bitmap
+	}
+	src := make([]int32, 0, t.N)
 	sc := stopCheck{ctx: r.ctx}
 	for row := 0; row < t.N; row++ {
 		if err := sc.add(1); err != nil {
 			return nil, true, err
 		}
-		o := r.eng.store.Owner(col[row])
-		owners[row] = int32(o)
-		if sets[o] == nil {
-			set, err := r.typeSet(o, c, st)
-			if err != nil {
-				return nil, true, err
-			}
-			if set == nil {
-				return nil, false, nil // too sparse for a bitmap
-			}
-			sets[o] = set
-		}
-	}
-	src := make([]int32, 0, t.N)
-	for row := 0; row < t.N; row++ {
-		if sets[owners[row]].has(col[row]) {
+		if set.has(col[row]) {
 			src = append(src, int32(row))
 		}
 	}
@@ -734,11 +733,11 @@ func (r *task) typeCheckByIndex(s *planner.Step, t *Table, st *StepStats) (*Tabl
 }
 
 // fusedTypeSets returns, for an expansion with a fused type check
-// (Step.TypeCheck), the bitmaps of the class's instances on every shard,
-// or false when the check should run as its own step instead: the class
-// is also a predicate, the rows are too few to pay for building the
-// bitmaps, or a shard's instances are too sparse for one.
-func (r *task) fusedTypeSets(s *planner.Step, t *Table, st *StepStats) ([]*idSet, bool, error) {
+// (Step.TypeCheck), the bitmap of the class's instances, or false when the
+// check should run as its own step instead: the class is also a
+// predicate, the rows are too few to pay for building the bitmap, or the
+// instances are too sparse for one.
+func (r *task) fusedTypeSets(s *planner.Step, t *Table, st *StepStats) (*idSet, bool, error) {
 	c := s.TypeCheck
 	if _, punned := r.eng.stats().Preds[c]; punned {
 		return nil, false, nil
@@ -746,21 +745,14 @@ func (r *task) fusedTypeSets(s *planner.Step, t *Table, st *StepStats) ([]*idSet
 	if !r.eng.typeSetsPay(r.node, c, t.N) {
 		return nil, false, nil
 	}
-	sets := make([]*idSet, r.eng.store.Shards())
-	for sh := range sets {
-		set, err := r.typeSet(sh, c, st)
-		if err != nil {
-			return nil, false, err
-		}
-		if set == nil {
-			return nil, false, nil
-		}
-		sets[sh] = set
+	set, err := r.typeSet(c, allShards, st)
+	if err != nil || set == nil {
+		return nil, false, err
 	}
-	return sets, true, nil
+	return set, true, nil
 }
 
-// idSet is a bitmap of IDs in [lo, lo+64·len(bits)).
+// idSet is a bitmap of IDs in [lo, lo+64·len(bits)), lo a multiple of 64.
 type idSet struct {
 	lo   ID
 	bits []uint64
@@ -774,32 +766,70 @@ func (s *idSet) has(x ID) bool {
 	return i>>6 < ID(len(s.bits)) && s.bits[i>>6]&(1<<(i&63)) != 0
 }
 
-// maxSetWords bounds one bitmap (8 MiB); a bitmap with fewer than one
-// instance in 4 words is kept only up to maxSparseWords (256 KiB). Classes
-// beyond are checked row by row.
+// add sets x, growing the bitmap to cover it.
+func (s *idSet) add(x ID) {
+	if len(s.bits) == 0 {
+		s.lo = x &^ 63
+		s.bits = make([]uint64, 1)
+	}
+	if x < s.lo {
+		lo := x &^ 63
+		shift := int((s.lo - lo) >> 6)
+		bits := make([]uint64, shift+len(s.bits))
+		copy(bits[shift:], s.bits)
+		s.lo, s.bits = lo, bits
+	}
+	i := x - s.lo
+	if w := int(i >> 6); w >= len(s.bits) {
+		s.bits = slices.Grow(s.bits, w+1-len(s.bits))[:w+1]
+	}
+	s.bits[i>>6] |= 1 << (i & 63)
+}
+
+// maxSetWords bounds one class's bitmap (32 MiB, a span of 2^28 IDs: every
+// class of LUBM-2560's 84 M terms); a bitmap with fewer than one instance
+// in 4 words is kept only up to maxSparseWords (256 KiB). Classes beyond
+// are checked row by row.
+//
+// The bitmap is the class's instances on every shard, one per node: the
+// shards hash-partition the vertices, so each shard's instances span the
+// class's whole ID range at a sixteenth of the density (with 16 shards),
+// and a bitmap per shard cost 16 times the memory and, past 8 MiB a shard
+// (LUBM-2560's UndergraduateStudent), no bitmap at all.
+//
+// A node's bitmap of its own shard's instances (the rows of a forked or
+// local step are all there) keeps the bound of maxShardWords (8 MiB), as
+// every node holds one.
 const (
-	maxSetWords    = 1 << 20
+	maxSetWords    = 1 << 22
+	maxShardWords  = 1 << 20
 	maxSparseWords = 1 << 15
 )
 
 type typeSetKey struct {
-	node, shard int
+	node, shard int // shard: allShards, or the node's own shard only
 	class       ID
 }
 
+// allShards as a typeSetKey's shard: the bitmap of every shard's instances.
+const allShards = -1
+
 func (e *Engine) hasTypeSets(node int, c ID) bool {
-	_, ok := e.typeSets.Load(typeSetKey{node, node, c})
+	_, ok := e.typeSets.Load(typeSetKey{node, allShards, c})
+	if !ok {
+		_, ok = e.typeSets.Load(typeSetKey{node, node, c})
+	}
 	return ok
 }
 
 // typeSetsPay reports whether a type check of class c over rows rows on
-// node should test the class's bitmaps (building them if need be) rather
-// than look up each row's types: when they are built already, when the
+// node should test the class's bitmap (building it if need be) rather
+// than look up each row's types: when it is built already, when the
 // rows are many (64), or once the rows this node checked row by row reach
-// 1/64 of the class's instances — building the bitmaps reads and sets
+// 1/64 of the class's instances — building the bitmap reads and sets
 // about one bit per instance, a lookup costs about as much as 64 of those,
-// so by then the lookups have cost what the bitmaps would (a light query
-// repeated with new constants, each checking a few rows, pays for them).
+// so by then the lookups have cost what the bitmap would (a light query
+// repeated with new constants, each checking a few rows, pays for it).
 func (e *Engine) typeSetsPay(node int, c ID, rows int) bool {
 	if rows >= 64 || e.hasTypeSets(node, c) {
 		return true
@@ -813,32 +843,52 @@ func (e *Engine) typeSetsPay(node int, c ID, rows int) bool {
 	return uint64(done)*64 >= e.stats().Classes[c]
 }
 
-// typeSet returns node r.node's bitmap of shard sh's instances of c,
-// reading the shard's type index (through the fabric when remote) the
-// first time. The store is immutable, so the bitmap never goes stale.
-func (r *task) typeSet(sh int, c ID, st *StepStats) (*idSet, error) {
-	k := typeSetKey{r.node, sh, c}
+// typeSet returns node r.node's bitmap of c's instances on shard (the
+// node's own) or on every shard (allShards), reading the shards' type
+// index (through the fabric when remote) the first time, or nil when they
+// are too sparse for one. The store is immutable, so the bitmap never goes
+// stale.
+func (r *task) typeSet(c ID, shard int, st *StepStats) (*idSet, error) {
+	k := typeSetKey{r.node, shard, c}
 	if v, ok := r.eng.typeSets.Load(k); ok {
 		return v.(*idSet), nil
 	}
-	out := make([][]ID, 1)
-	if err := r.lookup(sh, []Key{graphstore.MakeKey(graphstore.IndexVertex, c, planner.In)}, out, st); err != nil {
-		return nil, err
-	}
-	l := out[0]
 	set := &idSet{}
-	if len(l) > 0 {
-		span := uint64(l[len(l)-1]-l[0])/64 + 1
-		if span > maxSetWords || (span > 4*uint64(len(l)) && span > maxSparseWords) {
-			r.eng.typeSets.Store(k, (*idSet)(nil))
-			return nil, nil
+	n := 0
+	out := make([][]ID, 1)
+	for sh := range r.eng.store.Shards() {
+		if shard != allShards && sh != shard {
+			continue
 		}
-		set.lo = l[0]
-		set.bits = make([]uint64, span)
+		out[0] = nil
+		if err := r.lookup(sh, []Key{graphstore.MakeKey(graphstore.IndexVertex, c, planner.In)}, out, st); err != nil {
+			return nil, err
+		}
+		l := out[0]
+		if len(l) == 0 {
+			continue
+		}
+		n += len(l)
+		// The words the bitmap would span with this list: give up before
+		// allocating past the bound.
+		lo, hi := l[0], l[len(l)-1]
+		if len(set.bits) > 0 {
+			lo, hi = min(lo, set.lo), max(hi, set.lo+ID(64*len(set.bits)-1))
+		}
+		words := uint64(hi-(lo&^63))/64 + 1
+		if words > maxSetWords || (shard != allShards && words > maxShardWords) {
+			set = nil
+			break
+		}
+		set.add(l[0])
+		set.add(l[len(l)-1]) // grown to cover the list: set its bits directly
 		for _, x := range l {
 			i := x - set.lo
 			set.bits[i>>6] |= 1 << (i & 63)
 		}
+	}
+	if set != nil && len(set.bits) > 4*n && len(set.bits) > maxSparseWords {
+		set = nil
 	}
 	v, _ := r.eng.typeSets.LoadOrStore(k, set)
 	return v.(*idSet), nil
@@ -919,16 +969,29 @@ func (r *task) checkFromTo(s *planner.Step, t *Table, st *StepStats) (*Table, bo
 // class TypeCheck if that is fused too, make its rows — the same rows, in
 // the same order, as the expansion followed by the check.
 func (r *task) intersect(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
-	var keep []*idSet
+	var keep *idSet
 	if s.TypeCheck != 0 {
-		sets, ok, err := r.fusedTypeSets(s, t, st)
+		set, ok, err := r.fusedTypeSets(s, t, st)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			return r.unfuseIntersect(s, t, st)
+			// No bitmaps: intersect, then check the type of what is left
+			// as its own step (the intersection is usually far smaller
+			// than the expansion: L1's 2,528 rows of 256 M neighbours at
+			// LUBM-2560).
+			u := *s
+			u.TypeCheck = 0
+			out, err := r.intersect(&u, t, st)
+			if err != nil || out.N == 0 {
+				return out, err
+			}
+			chk := planner.Step{Kind: planner.StepCheck, Pattern: s.CheckPattern, From: planner.Column(s.To.Col),
+				Pred: planner.Const(graphstore.TypeID), Dir: planner.Out, To: planner.Const(s.TypeCheck),
+				Mode: s.Mode, Partitioned: -1, EstRows: s.EstRows}
+			return r.apply(&chk, out, st)
 		}
-		keep = sets
+		keep = set
 	}
 	wcol := t.Cols[s.IntersectCol]
 	var fromCol []ID
@@ -964,7 +1027,6 @@ func (r *task) intersect(s *planner.Step, t *Table, st *StepStats) (*Table, erro
 	defer g.done()
 	rowBytes := int64(8*len(t.Cols) + 12)
 	sc.grow = func() { g.to(int64(len(src)) * rowBytes) }
-	store := r.eng.store
 	made := 0
 	for row := 0; row < t.N; row++ {
 		if err := sc.add(1 + len(src) - made); err != nil {
@@ -975,7 +1037,7 @@ func (r *task) intersect(s *planner.Step, t *Table, st *StepStats) (*Table, erro
 		newTo = appendIntersection(newTo, fa.list(ha[row]), fb.list(hb[row]))
 		n := at
 		for _, x := range newTo[at:] {
-			if keep != nil && !keep[store.Owner(x)].has(x) {
+			if keep != nil && !keep.has(x) {
 				continue
 			}
 			newTo[n] = x

@@ -61,3 +61,22 @@ func TestKeySet(t *testing.T) {
 		t.Fatalf("%d keys, want %d", s.n, len(m))
 	}
 }
+
+// TestIDSetAdd checks the class bitmap grows both ways (a shard's list
+// below the bitmap's start re-bases it) and holds exactly what was added.
+func TestIDSetAdd(t *testing.T) {
+	var s idSet
+	want := map[ID]bool{}
+	for _, x := range []ID{1000, 1063, 1064, 5000, 70, 64, 63, 1, 200000, 999} {
+		s.add(x)
+		want[x] = true
+	}
+	if s.lo%64 != 0 {
+		t.Fatalf("lo %d is not a multiple of 64", s.lo)
+	}
+	for x := ID(0); x < 200100; x++ {
+		if s.has(x) != want[x] {
+			t.Fatalf("has(%d) = %v, want %v", x, s.has(x), want[x])
+		}
+	}
+}

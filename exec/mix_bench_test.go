@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/wukongd/wukongd/bench"
+	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/sparql"
 )
@@ -120,4 +122,31 @@ func mixTexts(b *testing.B, e *Engine, n int) []string {
 		_, texts[i] = mix.Next(rng)
 	}
 	return texts
+}
+
+// BenchmarkSnapshotMix runs the same mix over the snapshot in
+// $WUKONGD_MIX_SNAPSHOT (a big one: `wukongd load --shards 16` of
+// LUBM-2560), mapped as `wukongd serve` maps it; skipped without it:
+//
+//	WUKONGD_MIX_SNAPSHOT=/work/scratch/big/snap2560 go test ./exec -run '^$' \
+//	    -bench 'SnapshotMix' -benchtime 200000x -timeout 60m
+func BenchmarkSnapshotMix(b *testing.B) {
+	dir := os.Getenv("WUKONGD_MIX_SNAPSHOT")
+	if dir == "" {
+		b.Skip("WUKONGD_MIX_SNAPSHOT is not set")
+	}
+	st, err := graphstore.OpenSnapshot(dir, graphstore.OpenOptions{SkipChecksums: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	e, err := NewGraphEngine(st, Config{MaxQueryMemory: -1, MaxMemory: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	texts := mixTexts(b, e, 4096)
+	b.Run("query", func(b *testing.B) {
+		benchMix(b, func(i int) (*Result, error) { return e.Query(context.Background(), texts[i], Options{}) }, len(texts))
+	})
 }
