@@ -100,43 +100,11 @@ func TestClusterSnapshotKill(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	var (
-		mu     sync.Mutex
-		acked  = map[string]bool{}
-		stop   atomic.Bool
-		wg     sync.WaitGroup
-		seq    atomic.Int64
-		failed atomic.Int64
+		stop atomic.Bool
+		wg   sync.WaitGroup
 	)
-	for w := 0; w < 6; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			client := &http.Client{Timeout: 10 * time.Second}
-			for !stop.Load() {
-				k := seq.Add(1)
-				s := fmt.Sprintf("http://ex.org/w%d", k)
-				status, err := postUpdate(client, p.URL(w%3), fmt.Sprintf("INSERT DATA { <%s> <http://ex.org/storm> %d }", s, k))
-				if err == nil && status/100 == 2 {
-					mu.Lock()
-					acked[s] = true
-					mu.Unlock()
-				} else {
-					failed.Add(1)
-					time.Sleep(20 * time.Millisecond)
-				}
-			}
-		}(w)
-	}
-	leader := func() int {
-		for i := 0; i < 3; i++ {
-			if p.Running(i) {
-				if l := metric(p, i, "wukongd_raft_leader"); l >= 0 {
-					return int(l)
-				}
-			}
-		}
-		return -1
-	}
+	sw := &stormWriters{p: p, stop: &stop}
+	sw.start(&wg, 6)
 	snaps := func(i int, kind string) float64 {
 		return metric(p, i, `wukongd_cluster_snapshots_total{kind="`+kind+`"}`)
 	}
@@ -165,7 +133,7 @@ func TestClusterSnapshotKill(t *testing.T) {
 	var duringInstall, duringTaking, leaderKills int
 	time.Sleep(time.Second)
 	for round := 0; round < rounds; round++ {
-		l := leader()
+		l := raftLeader(p)
 		if l < 0 {
 			t.Fatal("no leader")
 		}
@@ -202,7 +170,7 @@ func TestClusterSnapshotKill(t *testing.T) {
 		// each the net effect of 30,000+ triples), a random moment after
 		// it starts one.
 		time.Sleep(time.Second)
-		l = leader()
+		l = raftLeader(p)
 		taking := w.watch(l, "writing a snapshot")
 		select {
 		case <-taking:
@@ -225,43 +193,13 @@ func TestClusterSnapshotKill(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d rounds: %d follower kills while installing a snapshot, %d leader kills after it began writing one (%d left its file half-written)",
 		rounds, duringInstall, leaderKills, duringTaking)
-	deadline := time.Now().Add(time.Minute)
-	var v [3]float64
-	for {
-		for i := range v {
-			v[i] = metric(p, i, "wukongd_cluster_version")
-		}
-		if v[0] > 0 && v[0] == v[1] && v[1] == v[2] {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versions did not converge: %v", v)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Logf("%d acknowledged writes, %d failed or refused, final version %v", len(acked), failed.Load(), v[0])
-	if len(acked) < 50 {
-		t.Fatalf("only %d writes were acknowledged", len(acked))
-	}
+	v, present := checkStormWrites(t, p, sw, time.Minute, 60*time.Second)
 	for i := 0; i < 3; i++ {
-		status, body, err := query(p.URL(i), `SELECT ?s WHERE { ?s <http://ex.org/storm> ?o }`, 60*time.Second)
-		if err != nil || status != http.StatusOK {
-			t.Fatalf("node %d: %d %v %s", i, status, err, body)
-		}
-		present := map[string]bool{}
-		for _, line := range strings.Split(strings.TrimSpace(body), "\n")[1:] {
-			present[strings.Trim(line, "<>")] = true
-		}
-		for s := range acked {
-			if !present[s] {
-				t.Errorf("node %d lost the acknowledged write %s", i, s)
-			}
-		}
 		// The bulk requests and one per written triple present.
-		if n := metric(p, i, "wukongd_cluster_requests_applied"); n != float64(len(present))+bulkReqs {
-			t.Errorf("node %d: %v requests applied for %v bulk writes and %d written triples (version %v)", i, n, bulkReqs, len(present), v[i])
+		if n := metric(p, i, "wukongd_cluster_requests_applied"); n != float64(present[i])+bulkReqs {
+			t.Errorf("node %d: %v requests applied for %v bulk writes and %d written triples (version %v)", i, n, bulkReqs, present[i], v[i])
 		}
-		status, body, err = query(p.URL(i), `SELECT (COUNT(*) AS ?n) WHERE { ?s <http://ex.org/big> ?o }`, 60*time.Second)
+		status, body, err := query(p.URL(i), `SELECT (COUNT(*) AS ?n) WHERE { ?s <http://ex.org/big> ?o }`, 60*time.Second)
 		if err != nil || status != http.StatusOK || !strings.Contains(body, `"30000"`) {
 			t.Errorf("node %d: the bulk triples: %d %v %s", i, status, err, body)
 		}

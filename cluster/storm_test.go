@@ -178,39 +178,12 @@ func TestClusterWriteStorm(t *testing.T) {
 		want[i] = sortedBody(body)
 	}
 	var (
-		mu       sync.Mutex
-		acked    = map[string]bool{}
-		stop     atomic.Bool
-		wg       sync.WaitGroup
-		seq      atomic.Int64
-		fails    atomic.Int64
-		duringDn atomic.Int64
-		out2     outages
+		stop atomic.Bool
+		wg   sync.WaitGroup
+		out2 outages
 	)
-	for w := 0; w < 6; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			client := &http.Client{Timeout: 10 * time.Second}
-			for !stop.Load() {
-				k := seq.Add(1)
-				s := fmt.Sprintf("http://ex.org/w%d", k)
-				down := out2.anyDown()
-				status, err := postUpdate(client, p.URL(w%3), fmt.Sprintf("INSERT DATA { <%s> <http://ex.org/storm> %d }", s, k))
-				if err == nil && status/100 == 2 {
-					mu.Lock()
-					acked[s] = true
-					mu.Unlock()
-					if down && out2.anyDown() {
-						duringDn.Add(1)
-					}
-				} else {
-					fails.Add(1)
-					time.Sleep(20 * time.Millisecond)
-				}
-			}
-		}(w)
-	}
+	sw := &stormWriters{p: p, stop: &stop, downNow: out2.anyDown}
+	sw.start(&wg, 6)
 	began := time.Now()
 	var backwards, queries, excused, inFlight, failedAfter atomic.Int64
 	for r := 0; r < 3; r++ {
@@ -278,16 +251,6 @@ func TestClusterWriteStorm(t *testing.T) {
 			}
 		}(r)
 	}
-	leader := func() int {
-		for i := 0; i < 3; i++ {
-			if p.Running(i) {
-				if l := metric(p, i, "wukongd_raft_leader"); l >= 0 {
-					return int(l)
-				}
-			}
-		}
-		return -1
-	}
 	kill := func(i int) {
 		out2.killing(i)
 		if err := p.Kill(i); err != nil {
@@ -308,7 +271,7 @@ func TestClusterWriteStorm(t *testing.T) {
 	}
 	time.Sleep(2 * time.Second)
 	for round := 0; round < rounds; round++ {
-		l := leader()
+		l := raftLeader(p)
 		if l < 0 {
 			t.Fatal("no leader")
 		}
@@ -319,7 +282,7 @@ func TestClusterWriteStorm(t *testing.T) {
 		restart(follower)
 		t.Logf("round %d: node %d serves again at %s", round, follower, time.Since(began).Round(time.Millisecond))
 		time.Sleep(1500 * time.Millisecond)
-		l = leader()
+		l = raftLeader(p)
 		t.Logf("round %d: killing leader %d at %s", round, l, time.Since(began).Round(time.Millisecond))
 		kill(l)
 		time.Sleep(3 * time.Second)
@@ -330,48 +293,18 @@ func TestClusterWriteStorm(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 	t.Logf("%d queries: %d failed on a node that was down or not serving yet, %d failed in flight at a kill on another node, %d failed that started after a kill; %d writes acknowledged while a node was down",
-		queries.Load(), excused.Load(), inFlight.Load(), failedAfter.Load(), duringDn.Load())
-	if duringDn.Load() == 0 {
+		queries.Load(), excused.Load(), inFlight.Load(), failedAfter.Load(), sw.whileDown.Load())
+	if sw.whileDown.Load() == 0 {
 		t.Errorf("no write was acknowledged while a node was down")
 	}
 	// Catch-up: every node at the same version.
-	deadline := time.Now().Add(30 * time.Second)
-	var v [3]float64
-	for {
-		for i := range v {
-			v[i] = metric(p, i, "wukongd_cluster_version")
-		}
-		if v[0] > 0 && v[0] == v[1] && v[1] == v[2] {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versions did not converge: %v", v)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Logf("%d acknowledged writes, %d failed or refused, final version %v", len(acked), fails.Load(), v[0])
-	if len(acked) < 50 {
-		t.Fatalf("only %d writes were acknowledged", len(acked))
-	}
+	v, present := checkStormWrites(t, p, sw, 30*time.Second, 30*time.Second)
 	for i := 0; i < 3; i++ {
-		status, body, err := query(p.URL(i), `SELECT ?s WHERE { ?s <http://ex.org/storm> ?o }`, 30*time.Second)
-		if err != nil || status != http.StatusOK {
-			t.Fatalf("node %d: %d %v %s", i, status, err, body)
-		}
-		present := map[string]bool{}
-		for _, line := range strings.Split(strings.TrimSpace(body), "\n")[1:] {
-			present[strings.Trim(line, "<>")] = true
-		}
-		for s := range acked {
-			if !present[s] {
-				t.Errorf("node %d lost the acknowledged write %s", i, s)
-			}
-		}
 		// One applied request per written triple: a write applied twice
 		// would count twice (the writes that timed out may or may not be
 		// there). Entries carry many requests, so versions count fewer.
-		if n := metric(p, i, "wukongd_cluster_requests_applied"); int(n) != len(present) {
-			t.Errorf("node %d: %v requests applied for %d written triples (version %v)", i, n, len(present), v[i])
+		if n := metric(p, i, "wukongd_cluster_requests_applied"); int(n) != present[i] {
+			t.Errorf("node %d: %v requests applied for %d written triples (version %v)", i, n, present[i], v[i])
 		}
 	}
 }
