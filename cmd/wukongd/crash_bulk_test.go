@@ -8,10 +8,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -121,18 +119,14 @@ func TestCrashBulkPost(t *testing.T) {
 	kills := envInt(t, "WUKONGD_CRASH_BULK_KILLS", 3)
 	n := envInt(t, "WUKONGD_CRASH_BULK_TRIPLES", 20000)
 	n -= n % 4
-	bin := crashBinary(t)
-	dir := crashData(t, bin)
-	logPath := filepath.Join(t.TempDir(), "server.log")
-	ledger := newCrashLedger()
-	const clients = 2
-	seq := make([]int, clients)
+	cr := newCrashRounds(t, 2)
 	rng := rand.New(rand.NewPCG(2, uint64(time.Now().UnixNano())))
 	acked := map[int]bool{} // POSTs with a 2xx
 	var full time.Duration  // an uninterrupted POST's time
 	var sent, landed, none, all int
-	check := func(url string, posts int) {
-		for i := range posts {
+	cr.check = func(_ int, url string) {
+		none, all = 0, 0
+		for i := range sent {
 			c := bulkCounts(t, url, i)
 			switch c {
 			case [3]int{}:
@@ -147,32 +141,14 @@ func TestCrashBulkPost(t *testing.T) {
 			}
 		}
 	}
-	for round := 0; round <= kills; round++ {
-		srv := startServer(t, bin, dir, logPath)
-		srv.waitReady(t, logPath)
-		none, all = 0, 0
-		check(srv.url, sent)
-		checkCrashState(t, srv.url, ledger)
-		if t.Failed() {
-			log, _ := os.ReadFile(logPath)
-			t.Fatalf("after %d kills (server log follows)\n%s", round, log)
-		}
-		if round == kills {
-			t.Logf("after the last restart: %d POSTs there in full, %d not at all", all, none)
-			srv.kill(t)
-			break
-		}
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		ctx, cancel := context.WithCancel(context.Background())
-		storm(ctx, srv.url, clients, ledger, seq, stop, &wg)
+	cr.during = func(round int, url string) func() {
 		i := sent
 		sent++
 		body := bulkBody(i, n)
 		done := make(chan error, 1)
 		start := time.Now()
 		go func() {
-			ok, err := postBody(srv.url, body)
+			ok, err := postBody(url, body)
 			if ok {
 				acked[i] = true // read after <-done
 			}
@@ -186,16 +162,12 @@ func TestCrashBulkPost(t *testing.T) {
 			}
 			full = time.Since(start)
 			time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond)
-		} else {
-			// A moment in the POST's first 110%: the body's transfer, the
-			// parse, the write, the record, the reply.
-			time.Sleep(time.Duration(rng.Int64N(int64(full) * 11 / 10)))
+			return nil
 		}
-		srv.kill(t)
-		close(stop)
-		cancel()
-		wg.Wait()
-		if round > 0 {
+		// A moment in the POST's first 110%: the body's transfer, the
+		// parse, the write, the record, the reply.
+		time.Sleep(time.Duration(rng.Int64N(int64(full) * 11 / 10)))
+		return func() { // after the kill
 			err := <-done
 			if acked[i] {
 				landed++
@@ -204,9 +176,11 @@ func TestCrashBulkPost(t *testing.T) {
 			}
 		}
 	}
+	cr.run(t, kills)
+	t.Logf("after the last restart: %d POSTs there in full, %d not at all", all, none)
 	t.Logf("%d kills (the first after a whole POST, the others during %d-triple POSTs; an uninterrupted one took %v): %d of %d POSTs acknowledged before the kill; %d small writes acknowledged",
-		kills, n, full.Round(time.Millisecond), landed+1, sent, ledger.ackedCount)
-	if ledger.ackedCount == 0 {
+		kills, n, full.Round(time.Millisecond), landed+1, sent, cr.ledger.ackedCount)
+	if cr.ledger.ackedCount == 0 {
 		t.Fatal("no small write was acknowledged: the harness tested nothing of them")
 	}
 }

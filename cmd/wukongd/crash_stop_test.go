@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -30,20 +26,13 @@ func TestCrashStoppedWriteRollback(t *testing.T) {
 	kills := envInt(t, "WUKONGD_CRASH_STOP_KILLS", 3)
 	n := envInt(t, "WUKONGD_CRASH_STOP_TRIPLES", 60000)
 	n -= n % 4
-	bin := crashBinary(t)
-	dir := crashData(t, bin)
-	logPath := filepath.Join(t.TempDir(), "server.log")
-	ledger := newCrashLedger()
-	const clients = 2
-	seq := make([]int, clients)
+	cr := newCrashRounds(t, 2)
 	rng := rand.New(rand.NewPCG(3, uint64(time.Now().UnixNano())))
 	acked := map[int]bool{}
 	var sent, stopped int
-	for round := 0; round <= kills; round++ {
-		srv := startServer(t, bin, dir, logPath)
-		srv.waitReady(t, logPath)
+	cr.check = func(_ int, url string) {
 		for i := range sent {
-			c := bulkCounts(t, srv.url, i)
+			c := bulkCounts(t, url, i)
 			switch {
 			case acked[i] && c != [3]int{n / 4, n / 2, n / 4}:
 				t.Errorf("write %d was acknowledged and is not there in full: %v", i, c)
@@ -51,26 +40,15 @@ func TestCrashStoppedWriteRollback(t *testing.T) {
 				t.Errorf("write %d was stopped and something of it is there: %v (types, a, b)", i, c)
 			}
 		}
-		checkCrashState(t, srv.url, ledger)
-		if t.Failed() {
-			log, _ := os.ReadFile(logPath)
-			t.Fatalf("after %d kills (server log follows)\n%s", round, log)
-		}
-		if round == kills {
-			srv.kill(t)
-			break
-		}
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		ctx, cancel := context.WithCancel(context.Background())
-		storm(ctx, srv.url, clients, ledger, seq, stop, &wg)
+	}
+	cr.during = func(_ int, srvURL string) func() {
 		i := sent
 		sent++
 		// The deadline: a fraction of what the write needs, so that it is
 		// stopped part-way (in its parse or its apply).
 		body := "INSERT DATA {\n" + string(bulkBody(i, n)) + "}"
 		form := url.Values{"update": {body}, "timeout": {fmt.Sprintf("%.2f", 0.05+rng.Float64()*0.3)}}
-		req, _ := http.NewRequest(http.MethodPost, srv.url+"/sparql", strings.NewReader(form.Encode()))
+		req, _ := http.NewRequest(http.MethodPost, srvURL+"/sparql", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Authorization", "Bearer "+crashToken)
 		resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
@@ -88,13 +66,11 @@ func TestCrashStoppedWriteRollback(t *testing.T) {
 			}
 		}
 		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond) // the rollback runs now
-		srv.kill(t)
-		close(stop)
-		cancel()
-		wg.Wait()
+		return nil
 	}
+	cr.run(t, kills)
 	t.Logf("%d kills, each 0-400 ms after a %d-triple INSERT DATA was answered: %d stopped at their deadline, %d finished in time; %d small writes acknowledged",
-		kills, n, stopped, sent-stopped, ledger.ackedCount)
+		kills, n, stopped, sent-stopped, cr.ledger.ackedCount)
 	if stopped == 0 {
 		t.Fatal("no write was stopped: the harness tested no rollback")
 	}

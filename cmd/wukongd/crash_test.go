@@ -408,16 +408,12 @@ func TestCrashHarness(t *testing.T) {
 			t.Fatalf("WUKONGD_CRASH_KILLS=%q", v)
 		}
 	}
-	bin := crashBinary(t)
-	dir := crashData(t, bin)
-	logPath := filepath.Join(t.TempDir(), "server.log")
-	ledger := newCrashLedger()
-	const clients = 8
-	seq := make([]int, clients)
+	cr := newCrashRounds(t, 8)
+	dir, ledger := cr.dir, cr.ledger
 	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
 	duringRecovery, damaged, tornCkpt := 0, 0, 0
 	torn := map[string]bool{}
-	for round := 0; round <= kills; round++ {
+	cr.start = func(round int) *crashServer {
 		m, _ := filepath.Glob(filepath.Join(dir, service.CheckpointDir, "*.tmp-*"))
 		for _, p := range m {
 			if !torn[p] {
@@ -431,35 +427,22 @@ func TestCrashHarness(t *testing.T) {
 				damaged++
 			}
 		}
-		srv := startServer(t, bin, dir, logPath)
+		srv := startServer(t, cr.bin, dir, cr.logPath)
 		if round > 0 && round < kills && rng.IntN(5) == 0 {
 			// Kill it while it recovers (or just after).
 			time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond)
 			srv.kill(t)
 			duringRecovery++
-			srv = startServer(t, bin, dir, logPath)
+			srv = startServer(t, cr.bin, dir, cr.logPath)
 		}
-		srv.waitReady(t, logPath)
-		checkCrashState(t, srv.url, ledger)
-		if t.Failed() {
-			log, _ := os.ReadFile(logPath)
-			t.Fatalf("after %d kills (server log follows)\n%s", round, log)
-		}
-		if round == kills {
-			srv.kill(t)
-			break
-		}
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		ctx, cancel := context.WithCancel(context.Background())
-		storm(ctx, srv.url, clients, ledger, seq, stop, &wg)
-		time.Sleep(time.Duration(100+rng.IntN(900)) * time.Millisecond)
-		srv.kill(t)
-		close(stop)
-		cancel()
-		wg.Wait()
+		return srv
 	}
-	log, _ := os.ReadFile(logPath)
+	cr.during = func(int, string) func() {
+		time.Sleep(time.Duration(100+rng.IntN(900)) * time.Millisecond)
+		return nil
+	}
+	cr.run(t, kills)
+	log, _ := os.ReadFile(cr.logPath)
 	compactions := strings.Count(string(log), "wukongd: compacted version ")
 	checkpoints := strings.Count(string(log), "wukongd: checkpoint of version ")
 	if testing.Verbose() {
