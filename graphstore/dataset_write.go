@@ -647,7 +647,7 @@ func (s *Store) tipList(dst []ID, o int, k Key) []ID {
 				// No base list (a key the write made): the list is the
 				// IDs toggled an odd number of times, sorted in place.
 				tg := rdmakv.AppendVisible(asU64(dst), recs, 1<<62)
-				return asIDs(tg[:start+len(oddOnes(tg[start:]))])
+				return asIDs(tg[:start+len(rdmakv.OddOnes(tg[start:]))])
 			}
 			dst = mergeToggles(dst, start, rdmakv.AppendVisible(nil, recs, 1<<62))
 		}

@@ -3,7 +3,6 @@ package graphstore
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/wukongd/wukongd/rdmakv"
 )
@@ -73,7 +72,7 @@ func mergeToggles(dst []ID, start int, tg []uint64) []ID {
 	if len(tg) == 0 {
 		return dst
 	}
-	t := oddOnes(tg)
+	t := rdmakv.OddOnes(tg)
 	if len(t) == 0 {
 		return dst
 	}
@@ -87,25 +86,6 @@ func mergeToggles(dst []ID, start int, tg []uint64) []ID {
 // package (a cluster node reading another node's delta at a stamp through
 // rdmakv.LookupDeltaBatch).
 func MergeToggles(dst []ID, start int, tg []uint64) []ID { return mergeToggles(dst, start, tg) }
-
-// oddOnes sorts tg and keeps the values that occur an odd number of times
-// (in place).
-func oddOnes(tg []uint64) []uint64 {
-	slices.Sort(tg)
-	w := 0
-	for i := 0; i < len(tg); {
-		j := i + 1
-		for j < len(tg) && tg[j] == tg[i] {
-			j++
-		}
-		if (j-i)%2 == 1 {
-			tg[w] = tg[i]
-			w++
-		}
-		i = j
-	}
-	return tg[:w]
-}
 
 // symDiff appends the symmetric difference of sorted distinct a and t.
 func symDiff(out, a []ID, t []uint64) []ID {
@@ -184,7 +164,7 @@ func (v *ShardView) mergeBatchDelta(ctx context.Context, keys []Key, shard int, 
 		if len(tg) == 0 {
 			out = append(out, base...)
 		} else {
-			out = symDiff(out, base, oddOnes(tg))
+			out = symDiff(out, base, rdmakv.OddOnes(tg))
 		}
 		ends[i] = start0 + len(out)
 	}

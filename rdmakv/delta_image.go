@@ -31,7 +31,7 @@ func (t *DeltaTable) Squash(stamp, as uint64, reserve int) (*DeltaTable, error) 
 	}
 	var tg []uint64
 	err = t.eachKey(func(key uint64, recs []uint64) error {
-		tg = oddIDs(AppendVisible(tg[:0], recs, stamp))
+		tg = OddOnes(AppendVisible(tg[:0], recs, stamp))
 		if len(tg) == 0 {
 			return nil
 		}
@@ -105,9 +105,10 @@ func (t *DeltaTable) eachKey(fn func(key uint64, recs []uint64) error) error {
 	return nil
 }
 
-// oddIDs sorts tg and keeps the values that occur an odd number of times
-// (in place).
-func oddIDs(tg []uint64) []uint64 {
+// OddOnes sorts tg and keeps the values that occur an odd number of times
+// (in place): what a list of toggles leaves toggled. graphstore's delta
+// reads its records with it too.
+func OddOnes(tg []uint64) []uint64 {
 	slices.Sort(tg)
 	w := 0
 	for i := 0; i < len(tg); {
