@@ -31,6 +31,16 @@ func testEntries(n int, seed uint64) map[uint64][]uint64 {
 
 func buildTable(t testing.TB, entries map[uint64][]uint64, opts TableOptions) *Table {
 	t.Helper()
+	tab, err := OpenTable(tableRegion(t, entries, opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
+}
+
+// tableRegion builds a table of entries with opts into a region.
+func tableRegion(t testing.TB, entries map[uint64][]uint64, opts TableOptions) *Region {
+	t.Helper()
 	b, err := NewTableBuilder(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -49,11 +59,7 @@ func buildTable(t testing.TB, entries map[uint64][]uint64, opts TableOptions) *T
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, err := OpenTable(NewRegion(buf))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tab
+	return NewRegion(buf)
 }
 
 // remoteTableOn registers tab as region of node on a new loopback fabric of

@@ -16,25 +16,7 @@ import (
 // regionOf builds a table of entries into a region.
 func regionOf(t testing.TB, entries map[uint64][]uint64) *Region {
 	t.Helper()
-	b, err := NewTableBuilder(TableOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := make([]uint64, 0, len(entries))
-	for k := range entries {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if err := b.Add(k, entries[k]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	buf, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return NewRegion(buf)
+	return tableRegion(t, entries, TableOptions{})
 }
 
 // tcpCluster is a cluster of TCP fabrics in this process, one per node,
@@ -46,6 +28,22 @@ type tcpCluster struct {
 	entries []map[uint64][]uint64
 	regions []*Region
 	opts    func(i int) TCPOptions
+}
+
+// restartWithRing closes node i's fabric and starts it again on the same
+// address, with RingSize size in the options of every node started from
+// now on (the test is skipped if the address cannot be listened on
+// again).
+func (c *tcpCluster) restartWithRing(t *testing.T, i, size int) {
+	t.Helper()
+	c.fabs[i].Close()
+	ln, err := net.Listen("tcp", c.addrs[i])
+	if err != nil {
+		t.Skipf("cannot listen on %s again: %v", c.addrs[i], err)
+	}
+	opts := c.opts
+	c.opts = func(k int) TCPOptions { o := opts(k); o.RingSize = size; return o }
+	c.start(i, ln)
 }
 
 func fastTCPOptions() TCPOptions {
@@ -323,14 +321,7 @@ func TestTCPLargeBatchSplitsFrames(t *testing.T) {
 func TestTCPMessages(t *testing.T) {
 	c := newTCPCluster(t, 3, nil)
 	// A small ring: senders retry while it is full.
-	c.fabs[2].Close()
-	ln, err := net.Listen("tcp", c.addrs[2])
-	if err != nil {
-		t.Skipf("cannot listen on %s again: %v", c.addrs[2], err)
-	}
-	opts := c.opts
-	c.opts = func(i int) TCPOptions { o := opts(i); o.RingSize = 2; return o }
-	c.start(2, ln)
+	c.restartWithRing(t, 2, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// Until the senders have noticed the restart, a Send may go to the old
@@ -539,14 +530,7 @@ func TestTCPCancelledRead(t *testing.T) {
 // returns.
 func TestTCPPost(t *testing.T) {
 	c := newTCPCluster(t, 3, nil)
-	c.fabs[2].Close()
-	ln, err := net.Listen("tcp", c.addrs[2])
-	if err != nil {
-		t.Skipf("cannot listen on %s again: %v", c.addrs[2], err)
-	}
-	opts := c.opts
-	c.opts = func(i int) TCPOptions { o := opts(i); o.RingSize = 8; return o }
-	c.start(2, ln)
+	c.restartWithRing(t, 2, 8)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c.waitConnects(0, 2, 2)
@@ -642,7 +626,7 @@ func TestTCPPost(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	ln, err = net.Listen("tcp", c.addrs[2])
+	ln, err := net.Listen("tcp", c.addrs[2])
 	if err != nil {
 		t.Skipf("cannot listen on %s again: %v", c.addrs[2], err)
 	}
