@@ -19,6 +19,18 @@ import (
 // whole dataset's, and the dictionaries agree; a CLEAR (with inserts, as
 // a Graph Store PUT) and a DROP of the default graph midway too.
 func TestApplyHostedMatchesApply(t *testing.T) {
+	// The hosted path checks an In list in place or reads it whole
+	// (hostedHas): both ways, and the mix of the default.
+	for _, n := range []int{16, 0, 1 << 30} {
+		t.Run(fmt.Sprintf("readAll=%d", n), func(t *testing.T) {
+			defer func(old int) { hostedReadAll = old }(hostedReadAll)
+			hostedReadAll = n
+			testApplyHostedMatchesApply(t)
+		})
+	}
+}
+
+func testApplyHostedMatchesApply(t *testing.T) {
 	ctx := context.Background()
 	ex := func(f string, a ...any) rdf.Term { return rdf.NewIRI("http://ex.org/" + fmt.Sprintf(f, a...)) }
 	typ := rdf.NewIRI(rdf.RDFType)

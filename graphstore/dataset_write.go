@@ -655,6 +655,18 @@ func (s *Store) tipList(dst []ID, o int, k Key) []ID {
 	return dst
 }
 
+// tipHas reports whether v is in key k's newest list of local shard o
+// (tipList's answer, without making the list).
+func (s *Store) tipHas(o int, k Key, v ID) bool {
+	has := s.sh.inBase(k) && s.tables[o].Contains(uint64(k), uint64(v))
+	if w := s.sh.w; w != nil && w.deltas[o] != nil {
+		if recs := w.deltas[o].Records(uint64(k)); len(recs) > 0 && rdmakv.Toggled(recs, uint64(v), 1<<62) {
+			has = !has
+		}
+	}
+	return has
+}
+
 // tipCount returns the newest length of key k's list of local shard o.
 func (s *Store) tipCount(o int, k Key) int64 {
 	var n int

@@ -72,7 +72,8 @@ type shardWriter struct {
 	// call, and a hot object's list is read once, not once per triple
 	// (its triples are spread over its subjects: a Graph Store PUT or a
 	// CLEAR of a whole graph read it thousands of times).
-	inLists map[Key][]ID
+	inLists  map[Key][]ID
+	inChecks map[Key]int // point checks of an In list not read whole (hostedHas)
 }
 
 func (r *applyRun) newShardWriter(st *Store, insert bool, inShards int, yield bool) *shardWriter {
@@ -97,6 +98,36 @@ func (w *shardWriter) tipList(o int, k Key) []ID {
 	}
 	w.list = w.st.tipList(w.list[:0], o, k)
 	return w.list
+}
+
+// hostedReadAll is how many point checks of one In list out's hosted path
+// makes before it reads the whole list once (hostedInList) for the rest.
+var hostedReadAll = 16
+
+// hostedHas reports whether s is in key k's newest list of local shard o,
+// for out's hosted path (k is the In list of an object whose subject s is
+// on another node). A subject or object this run made has no lists; a
+// list checked a few times is searched where it lies (the base list and
+// the delta's records, nothing copied), one checked more often is read
+// once whole. A hot object (every new subject's triple names it) has a
+// list as long as the writes so far, which reading whole for every entry
+// made the apply cost grow with the store.
+func (w *shardWriter) hostedHas(o int, k Key, s ID) bool {
+	if w.untouched(s) || w.untouched(k.Vertex()) {
+		return false
+	}
+	if l, ok := w.inLists[k]; ok {
+		_, member := slices.BinarySearch(l, s)
+		return member
+	}
+	if w.inChecks == nil {
+		w.inChecks = map[Key]int{}
+	}
+	if w.inChecks[k]++; w.inChecks[k] > hostedReadAll {
+		_, member := slices.BinarySearch(w.hostedInList(o, k), s)
+		return member
+	}
+	return w.st.tipHas(o, k, s)
 }
 
 // hostedInList is tipList of key k of shard o for out's hosted path,
@@ -184,7 +215,7 @@ func (w *shardWriter) stats(verts []ID, sign int64) error {
 func (w *shardWriter) out(triples []idTriple) error {
 	st, r, insert := w.st, w.r, w.insert
 	inAt := func(o int) *[]krec { return &w.in[o%len(w.in)] }
-	w.inLists = nil
+	w.inLists, w.inChecks = nil, nil
 	w.reserve(triples)
 	for i := 0; i < len(triples); {
 		if i%4096 == 0 {
@@ -208,8 +239,7 @@ func (w *shardWriter) out(triples []idTriple) error {
 						continue
 					}
 					k := MakeKey(t.o, p, In)
-					list := w.hostedInList(oo, k)
-					if _, member := slices.BinarySearch(list, s); member != insert {
+					if w.hostedHas(oo, k, s) != insert {
 						*inAt(oo) = append(*inAt(oo), krec{oo, k, s})
 					}
 				}

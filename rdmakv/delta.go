@@ -309,6 +309,25 @@ func AppendVisible(dst, recs []uint64, stamp uint64) []uint64 {
 	return dst
 }
 
+// Toggled reports whether v occurs an odd number of times in the groups
+// of recs with a stamp ≤ stamp (v entered or left the list once more than
+// it did the other), without copying them.
+func Toggled(recs []uint64, v, stamp uint64) bool {
+	odd := false
+	for _, x := range recs {
+		if x&deltaStampBit != 0 {
+			if x&^deltaStampBit > stamp {
+				break
+			}
+			continue
+		}
+		if x == v {
+			odd = !odd
+		}
+	}
+	return odd
+}
+
 // RemoteDelta is a peer's DeltaTable read through a Fabric (bucket READs,
 // then the block READ), without the peer's CPU.
 type RemoteDelta struct {

@@ -428,6 +428,45 @@ func (t *Table) AppendValues(dst []uint64, key uint64) []uint64 {
 	return appendDecoded(dst, t.buf[start:start+uint64(n)*uint64(t.h.Width)], t.h.Width)
 }
 
+// Contains reports whether v is in key's sorted list, by binary search
+// over the region's encoded values (nothing is decoded or copied).
+func (t *Table) Contains(key, v uint64) bool {
+	w, ok := t.find(key)
+	if !ok {
+		return false
+	}
+	inline, x, ref := decodeWord(w)
+	if inline {
+		return x == v
+	}
+	start, n, ok := t.resolve(ref)
+	if !ok {
+		return false
+	}
+	width := uint64(t.h.Width)
+	raw := t.buf[start : start+uint64(n)*width]
+	at := func(i int) uint64 {
+		b := raw[uint64(i)*width:]
+		switch width {
+		case 3:
+			return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16
+		case 4:
+			return uint64(binary.LittleEndian.Uint32(b))
+		}
+		return binary.LittleEndian.Uint64(b)
+	}
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if at(m) < v {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo < n && at(lo) == v
+}
+
 // lookupGroup is the number of keys AppendValuesBatch has in flight at
 // once: enough misses to keep the memory system busy, few enough that a
 // group's buckets and list heads stay in the cache until they are used.
