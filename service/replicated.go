@@ -17,8 +17,9 @@ import (
 // UpdateChanges evaluates a SPARQL Update request into the changes it
 // makes, in order, without applying them. reads says whether a WHERE read
 // the store (at the version ctx gives the engine): the changes are then
-// right only on that version. An operation that reads the store after one
-// that changed it in the same request, ADD, COPY and MOVE are refused
+// right only on that version. A WHERE after a change in the same request
+// reads that version with the request's changes so far laid over it
+// (overlay.go); ADD, COPY and MOVE (to a named graph) are refused
 // (web.ErrUnsupported).
 func (s *Service) UpdateChanges(ctx context.Context, req *web.UpdateRequest) (changes []graphstore.GraphChange, reads bool, err error) {
 	u, err := s.cache.ParseUpdateBase(ctx, req.Update, req.Base)

@@ -438,11 +438,26 @@ func (r *updateRun) transfer(op sparql.UpdateOp, from, to sparql.GraphRef, silen
 // variable, a literal subject or a predicate that is not an IRI, or a
 // GRAPH variable bound to anything but an IRI, is skipped.
 func (r *updateRun) modify(m *sparql.Modify) error {
-	if err := r.flush(); err != nil {
+	pattern := m.Pattern
+	if r.dry && len(r.pending) > 0 {
+		// A cluster's proposer applies nothing: the WHERE reads the
+		// version with the request's changes so far laid over it
+		// (overlay.go).
+		if r.using != nil || m.Using != nil || m.With != "" {
+			return fmt.Errorf("%w: in a cluster, a WHERE with USING or WITH after a change in the same request (send them as two requests)", web.ErrUnsupported)
+		}
+		n, err := netOf(r.pending)
+		if err != nil {
+			return err
+		}
+		if pattern, err = overlayPattern(m.Pattern, n); err != nil {
+			return err
+		}
+	} else if err := r.flush(); err != nil {
 		return err
 	}
 	vars := modifyVars(m)
-	q := &sparql.Query{Pos: m.Pos, Form: sparql.FormSelect, Pattern: m.Pattern, Vars: vars}
+	q := &sparql.Query{Pos: m.Pos, Form: sparql.FormSelect, Pattern: pattern, Vars: vars}
 	switch {
 	case r.using != nil:
 		q.Dataset = r.using
