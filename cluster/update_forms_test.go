@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -189,4 +190,87 @@ func TestClusterUpdateForms(t *testing.T) {
 	if same < len(formCases)+10 {
 		t.Errorf("only %d forms compared", same)
 	}
+}
+
+// TestClusterProcessesUpdateForms: the forms of a WHERE after a change
+// through 3 real processes (R = 2) over HTTP, a request through each node
+// in turn, every node's graph after it compared with one standalone
+// process over the same snapshot given the same requests.
+func TestClusterProcessesUpdateForms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	tmp := t.TempDir()
+	bin := os.Getenv("WUKONGD_BIN")
+	if bin == "" {
+		bin = buildBinary(t, tmp)
+	}
+	dir := defaultSnapshot(t, 6)
+	var out lockedBuffer
+	start := func(nodes int, standalone bool) *Procs {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		args := []string{"--update-token", "storm", "--log-level", "warn"}
+		if !standalone {
+			args = append(args, "--replicas", "2")
+		}
+		p, err := StartProcs(ctx, ProcsConfig{Binary: bin, Data: dir, Nodes: nodes, Standalone: standalone, Output: &out, Args: args})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		t.Cleanup(func() { p.Stop() })
+		return p
+	}
+	one := start(1, true)
+	cl := start(3, false)
+	defer func() {
+		if t.Failed() {
+			t.Logf("node output:\n%s", out.String())
+		}
+	}()
+	client := &http.Client{Timeout: 30 * time.Second}
+	data := "PREFIX : <http://ex.org/> INSERT DATA { " + formsData[strings.Index(formsData, "\n")+1:] + " }"
+	const all = `SELECT ?s ?p ?o WHERE { ?s ?p ?o FILTER (STRSTARTS(STR(?s), "http://ex.org/") || isBlank(?s)) }`
+	blank := regexp.MustCompile(`_:[A-Za-z0-9_.\-]+`)
+	for i, c := range formCases {
+		var want string
+		for k, base := range []string{one.URL(0), cl.URL(i % 3)} {
+			for _, u := range []string{`DELETE { ?s ?p ?o } WHERE { ?s ?p ?o FILTER (STRSTARTS(STR(?s), "http://ex.org/") || isBlank(?s)) }`, data, c.update} {
+				if status, err := postUpdate(client, base, u); err != nil || status/100 != 2 {
+					t.Fatalf("%s: %s on %s: status %d, %v", c.name, u, base, status, err)
+				}
+			}
+			if k == 0 {
+				status, body, err := query(base, all, 30*time.Second)
+				if err != nil || status != http.StatusOK {
+					t.Fatalf("%s: one process: %d %v %s", c.name, status, err, body)
+				}
+				want = blank.ReplaceAllString(body, "_:b")
+			}
+		}
+		for n := 0; n < 3; n++ {
+			// A node reads the version it applied: wait for the others.
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				status, body, err := query(cl.URL(n), all, 30*time.Second)
+				got := blank.ReplaceAllString(body, "_:b")
+				lines := strings.Split(strings.TrimRight(got, "\n"), "\n")
+				sort.Strings(lines[1:])
+				if got = strings.Join(lines, "\n") + "\n"; err == nil && status == http.StatusOK && got == sortedTSV(want) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: node %d holds (status %d, %v)\n%s\none process\n%s", c.name, n, status, err, got, sortedTSV(want))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+}
+
+// sortedTSV sorts the rows of a TSV answer (after its header).
+func sortedTSV(tsv string) string {
+	lines := strings.Split(strings.TrimRight(tsv, "\n"), "\n")
+	sort.Strings(lines[1:])
+	return strings.Join(lines, "\n") + "\n"
 }
