@@ -104,6 +104,26 @@ func (c counts) String() string {
 	return fmt.Sprintf("%d passed, %d failed, %d skipped", c.pass, c.fail, c.skip)
 }
 
+// runShards runs a suite once per shard count (shardCounts): run gives
+// the outcomes with n shards, which are reported under title; then the
+// known-failures list is applied to the tests owns names (ratchet) and the
+// runs are recorded under name for the EARL report.
+func runShards(t *testing.T, title, name string, owns func(id string) bool, run func(n int) []Outcome) {
+	t.Helper()
+	shards := shardCounts(t)
+	known, err := ReadList(knownFailuresFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := make([][]Outcome, len(shards))
+	for i, n := range shards {
+		runs[i] = run(n)
+		report(t, title, n, runs[i], known)
+	}
+	ratchet(t, shards, runs, owns)
+	record(name, runs...)
+}
+
 // report prints the counts of one run: the total on stdout (and in the
 // test log), per directory and every failure's reason with -v.
 func report(t *testing.T, title string, shards int, run []Outcome, known List) {

@@ -25,13 +25,7 @@ func TestW3CProtocol(t *testing.T) {
 	if len(tests) < 40 {
 		t.Fatalf("only %d HTTP tests found under %s", len(tests), root)
 	}
-	shards := shardCounts(t)
-	known, err := ReadList(knownFailuresFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs := make([][]Outcome, len(shards))
-	for i, n := range shards {
+	runShards(t, "W3C SPARQL 1.1 Protocol and Graph Store Protocol", "SPARQL 1.1 Protocol and Graph Store HTTP Protocol", isHTTPID, func(n int) (run []Outcome) {
 		for _, tc := range tests {
 			if !isHTTPID(tc.ID) {
 				t.Fatalf("%s is not an HTTP test ID", tc.ID)
@@ -39,10 +33,8 @@ func TestW3CProtocol(t *testing.T) {
 			if !selected(t, tc.ID) {
 				continue
 			}
-			runs[i] = append(runs[i], RunHTTPTest(context.Background(), tc, n, *timeoutFlag))
+			run = append(run, RunHTTPTest(context.Background(), tc, n, *timeoutFlag))
 		}
-		report(t, "W3C SPARQL 1.1 Protocol and Graph Store Protocol", n, runs[i], known)
-	}
-	ratchet(t, shards, runs, isHTTPID)
-	record("SPARQL 1.1 Protocol and Graph Store HTTP Protocol", runs...)
+		return run
+	})
 }

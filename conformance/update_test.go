@@ -31,13 +31,7 @@ func TestW3CUpdate(t *testing.T) {
 	if len(tests) < 90 {
 		t.Fatalf("only %d update-evaluation tests found under %s", len(tests), root)
 	}
-	shards := shardCounts(t)
-	known, err := ReadList(knownFailuresFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs := make([][]Outcome, len(shards))
-	for i, n := range shards {
+	runShards(t, "W3C SPARQL 1.1 update evaluation", "SPARQL 1.1 Update (evaluation)", isUpdateID, func(n int) (run []Outcome) {
 		for _, tc := range tests {
 			if !isUpdateID(tc.ID) {
 				t.Fatalf("%s is not in a directory of updateDirs", tc.ID)
@@ -45,10 +39,8 @@ func TestW3CUpdate(t *testing.T) {
 			if !selected(t, tc.ID) {
 				continue
 			}
-			runs[i] = append(runs[i], RunUpdate(context.Background(), tc, n, *timeoutFlag))
+			run = append(run, RunUpdate(context.Background(), tc, n, *timeoutFlag))
 		}
-		report(t, "W3C SPARQL 1.1 update evaluation", n, runs[i], known)
-	}
-	ratchet(t, shards, runs, isUpdateID)
-	record("SPARQL 1.1 Update (evaluation)", runs...)
+		return run
+	})
 }

@@ -22,7 +22,6 @@ func TestW3C(t *testing.T) {
 	}
 	checkSkipList(t, suite, skip)
 
-	shards := shardCounts(t)
 	known, err := ReadList(knownFailuresFile)
 	if err != nil {
 		t.Fatal(err)
@@ -32,27 +31,25 @@ func TestW3C(t *testing.T) {
 			t.Errorf("%s is both skipped and a known failure", id)
 		}
 	}
-	runs := make([][]Outcome, len(shards))
-	ctx := context.Background()
-	for i, n := range shards {
-		for _, tc := range suite.Tests {
-			if !selected(t, tc.ID) {
-				continue
-			}
-			if reason, ok := skip[tc.ID]; ok {
-				runs[i] = append(runs[i], Outcome{ID: tc.ID, Dir: tc.Dir, Status: Skip, Reason: reason})
-				continue
-			}
-			runs[i] = append(runs[i], suite.Run(ctx, tc, RunOptions{Shards: n, Timeout: *timeoutFlag, NumbersByValue: true}))
-		}
-		report(t, "W3C SPARQL 1.1 query evaluation", n, runs[i], known)
-	}
 	ids := map[string]bool{}
 	for _, tc := range suite.Tests {
 		ids[tc.ID] = true
 	}
-	ratchet(t, shards, runs, func(id string) bool { return ids[id] })
-	record("SPARQL 1.1 Query (evaluation, result formats, federation, entailment)", runs...)
+	ctx := context.Background()
+	runShards(t, "W3C SPARQL 1.1 query evaluation", "SPARQL 1.1 Query (evaluation, result formats, federation, entailment)",
+		func(id string) bool { return ids[id] }, func(n int) (run []Outcome) {
+			for _, tc := range suite.Tests {
+				if !selected(t, tc.ID) {
+					continue
+				}
+				if reason, ok := skip[tc.ID]; ok {
+					run = append(run, Outcome{ID: tc.ID, Dir: tc.Dir, Status: Skip, Reason: reason})
+					continue
+				}
+				run = append(run, suite.Run(ctx, tc, RunOptions{Shards: n, Timeout: *timeoutFlag, NumbersByValue: true}))
+			}
+			return run
+		})
 }
 
 // checkSkipList checks that the skip list names real tests, and that every
