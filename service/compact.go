@@ -83,8 +83,21 @@ func (s *Service) Compact(ctx context.Context) (uint64, error) {
 	}
 	defer s.bgMu.Unlock()
 	s.writeMu.Lock()
+	// With a log: let the pending writes settle (new ones wait: a few
+	// milliseconds of group commit) and seal the log's segment, so that
+	// the version compacted ends a segment and retiring up to it removes
+	// the whole log it covers, even while writes go on meanwhile.
+	var sealErr error
+	if s.log != nil && s.dataDir != "" {
+		s.holdWrites(false)
+		sealErr = s.log.Seal()
+		s.releaseHold()
+	}
 	g := s.cur.Load()
 	err := s.writable()
+	if err == nil && sealErr != nil {
+		err = fmt.Errorf("cannot seal the log: %w", sealErr)
+	}
 	if err == nil && !g.tryRef() {
 		err = fmt.Errorf("%w: the service is closing", web.ErrNotReady)
 	}

@@ -3,6 +3,9 @@ package service
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -51,6 +54,18 @@ func TestCompactionWhileWriting(t *testing.T) {
 			t.Fatal(err)
 		}
 		compacted = append(compacted, v)
+		// The log keeps no segment with a record the snapshot holds,
+		// though the writers went on during the compaction.
+		segs, _ := filepath.Glob(filepath.Join(dir, LogDir, "*.wal"))
+		for _, seg := range segs {
+			first, err := strconv.ParseUint(strings.TrimSuffix(filepath.Base(seg), ".wal"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first <= v {
+				t.Fatalf("after compacting version %d the log keeps segment %s", v, filepath.Base(seg))
+			}
+		}
 	}
 	close(stop)
 	wg.Wait()

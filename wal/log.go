@@ -595,6 +595,29 @@ func (l *Log) Retire(upTo uint64) error {
 	return nil
 }
 
+// Seal ends the current segment: the next record starts a new one. A
+// compaction seals the log at the version it compacts (no record after it
+// queued or written), so that retiring up to that version afterwards
+// deletes every segment it covers — without the seal the records written
+// while it ran share a segment with the retired ones, and the whole
+// segment stays until the next compaction. The segment sealed is durable
+// already (only whole, synced batches are in it).
+func (l *Log) Seal() error {
+	l.fmu.Lock()
+	defer l.fmu.Unlock()
+	l.mu.Lock()
+	err := l.failed
+	l.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if l.cur != nil && !l.segs[len(l.segs)-1].empty() {
+		l.cur.Close() // durable already
+		l.cur = nil
+	}
+	return nil
+}
+
 // Close writes what is queued, closes the files and releases the lock.
 func (l *Log) Close() error {
 	l.mu.Lock()

@@ -303,6 +303,42 @@ func TestRetirePastTheLog(t *testing.T) {
 	checkLog(t, dir, 11, 12)
 }
 
+func TestSealThenRetire(t *testing.T) {
+	// A compaction seals the log at the version it compacts; the records
+	// written while it runs go to a new segment, so retiring up to that
+	// version deletes the whole segment before it.
+	dir := t.TempDir()
+	l := openLog(t, dir, Options{})
+	appendN(t, l, 1, 3)
+	if err := l.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Seal(); err != nil { // twice: nothing more
+		t.Fatal(err)
+	}
+	appendN(t, l, 4, 2)
+	if err := l.Retire(3); err != nil {
+		t.Fatal(err)
+	}
+	segs, _ := filepath.Glob(filepath.Join(dir, "*.wal"))
+	if len(segs) != 1 || filepath.Base(segs[0]) != segmentName(4) {
+		t.Fatalf("segments after Retire(3): %v", segs)
+	}
+	appendN(t, l, 6, 1)
+	l.Close()
+	checkLog(t, dir, 4, 6)
+
+	// Without the seal the segment holding 1..5 stays.
+	dir = t.TempDir()
+	l = openLog(t, dir, Options{})
+	appendN(t, l, 1, 5)
+	if err := l.Retire(3); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	checkLog(t, dir, 1, 5)
+}
+
 func TestTruncatedSegmentHeader(t *testing.T) {
 	for n := 0; n < headerSize; n++ {
 		dir := t.TempDir()
