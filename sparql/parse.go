@@ -49,6 +49,22 @@ func ParseUpdateContext(ctx context.Context, text string) (*Update, error) {
 // ParseUpdateBase is ParseUpdateContext with base as the base IRI of
 // relative IRIs until a BASE declaration (see ParseQueryBase).
 func ParseUpdateBase(ctx context.Context, text, base string) (*Update, error) {
+	if err := checkText(text); err != nil {
+		return nil, err
+	}
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, context.Cause(ctx)
+		}
+	}
+	if u, err, ok := parseDataOnly(ctx, text, base); ok { // data_only.go
+		return u, err
+	}
+	return parseUpdateGenerated(ctx, text, base)
+}
+
+// parseUpdateGenerated parses an update with the generated parser.
+func parseUpdateGenerated(ctx context.Context, text, base string) (*Update, error) {
 	var u *Update
 	err := parseWith(ctx, text, func(p *parser.SparqlParser) antlr.ParserRuleContext { return p.UpdateUnit() },
 		func(b *builder, tree antlr.ParserRuleContext) {
