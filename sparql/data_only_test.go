@@ -21,7 +21,7 @@ func TestParseDataOnlyAgrees(t *testing.T) {
 		{"INSERT DATA { GRAPH <http://e/g> { <http://e/s> <http://e/p> <http://e/o> } <http://e/a> <http://e/b> <http://e/c> }", true},
 		{"DELETE DATA { <http://e/s> <http://e/p> \"v\" . GRAPH <http://e/g> { <http://e/s> <http://e/p> 7 } }", true},
 		{"INSERT DATA { }", true},
-		{"DELETE DATA { _:b <http://e/p> 1 }", false}, // an error: the parser reports it
+		{"DELETE DATA { _:b <http://e/p> 1 }", false},  // an error: the parser reports it
 		{"INSERT DATA { ex:s <http://e/p> 1 }", false}, // undeclared prefix
 		{"PREFIX ex: <http://e/> INSERT DATA { ex:s ex:p 1 }", false},
 		{"INSERT DATA { <http://e/s> <http://e/p> 1 } ; INSERT DATA { <http://e/s> <http://e/p> 2 }", false},
