@@ -609,6 +609,13 @@ func newBuiltDict(lists [][]string, arenaLen, n, npc uint64) (*Dict, [][]uint32)
 // (prefix codes of its stripe, mapped to global ones by pm), h its hash,
 // role its role bits.
 func (d *Dict) putBuilt(idx uint64, e []byte, h uint64, role byte, pm []uint32) {
+	d.putEntry(idx, e, role, pm)
+	d.putSlot(idx, h)
+}
+
+// putEntry lays out the entry of the term of final index idx (offsets,
+// arena, roles: putBuilt without the hash table), in index order.
+func (d *Dict) putEntry(idx uint64, e []byte, role byte, pm []uint32) {
 	putUint(d.offs, d.offW, idx, uint64(len(d.arena)))
 	if e[0] == byte(rdf.KindIRI) {
 		_, code, _, _, v, ok := parseEntry(e)
@@ -628,6 +635,13 @@ func (d *Dict) putBuilt(idx uint64, e []byte, h uint64, role byte, pm []uint32) 
 	if idx < d.npc {
 		d.roles[idx] = role
 	}
+}
+
+// putSlot enters the term of final index idx, of hash h, into the hash
+// table; the table depends on the order of these calls (linear probing),
+// which is index order. It touches only the table, so it may run beside
+// putEntry.
+func (d *Dict) putSlot(idx, h uint64) {
 	i, _ := bits.Mul64(h, d.slots)
 	for d.slot(i) != 0 {
 		if i++; i == d.slots {

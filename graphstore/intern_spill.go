@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -317,6 +318,53 @@ type pcTerm struct {
 	s     int
 }
 
+// maxConsolidating is the most stripes consolidated at once.
+const maxConsolidating = 4
+
+// consolidated is where consolidateToFile puts a stripe's results.
+type consolidated struct {
+	file     **os.File // the consolidated stripe, written
+	pcLocals *[]uint32 // consolidated locals of its predicates and classes, ascending
+	pcs      *[]pcTerm // those terms, in local order
+	prefixes *[]string // its prefix strings
+	count    *uint64   // its distinct terms
+	arena    *uint64   // its arena's bytes
+	old      *[]uint32 // provisional local -> consolidated local
+}
+
+// consolidateToFile consolidates stripe s and writes the fresh stripe to
+// a file in dir; only its predicates and classes and its prefixes stay
+// in memory.
+func (b *Builder) consolidateToFile(s int, dir string, done *atomic.Uint64, out *consolidated) error {
+	fresh, old, err := b.consolidate(s, done)
+	if err != nil {
+		return fmt.Errorf("cannot build the dictionary: %w", err)
+	}
+	for l, r := range fresh.roles {
+		if r != 0 {
+			*out.pcLocals = append(*out.pcLocals, uint32(l))
+			*out.pcs = append(*out.pcs, pcTerm{entry: append([]byte(nil), fresh.entry(uint32(l))...), h: fresh.hashes[l], role: r, s: s})
+		}
+	}
+	f, err := os.CreateTemp(dir, "dict-*")
+	if err != nil {
+		return fmt.Errorf("cannot spill terms: %w", err)
+	}
+	*out.file = f
+	w := bufio.NewWriterSize(f, 1<<20)
+	if err := writeGeneration(w, fresh); err != nil {
+		return fmt.Errorf("cannot spill terms: %w", err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("cannot spill terms: %w", err)
+	}
+	*out.prefixes = fresh.prefixes.strs
+	*out.count = uint64(len(fresh.offs))
+	*out.arena = uint64(len(fresh.arena))
+	*out.old = old
+	return nil
+}
+
 // buildSealedDict renumbers and lays out the dictionary of a builder
 // whose stripes sealed generations, one stripe in memory at a time
 // (see above); dir holds the consolidated stripes meanwhile. done counts
@@ -341,34 +389,26 @@ func (b *Builder) buildSealedDict(dir string, done *atomic.Uint64, total func(ui
 		provisional += uint64(b.stripes[s].base) + uint64(len(b.stripes[s].offs))
 	}
 	total(provisional)
+	// Stripes are consolidated independently: a few at a time (each holds
+	// its fresh stripe, about a 64th of the terms, until written), their
+	// results kept by stripe so that what follows sees them in order.
+	var pcsOf [stripeCount][]pcTerm
+	var errs [stripeCount]error
+	var arenas [stripeCount]uint64
+	parallelN(stripeCount, min(runtime.GOMAXPROCS(0), maxConsolidating), func(s int) {
+		errs[s] = b.consolidateToFile(s, dir, done, &consolidated{file: &files[s], pcLocals: &pcLocals[s], pcs: &pcsOf[s],
+			prefixes: &lists[s], count: &counts[s], arena: &arenas[s], old: &remap.idx[s]})
+	})
 	for s := range b.stripes {
-		fresh, old, err := b.consolidate(s, done)
-		if err != nil {
-			return nil, remap, fmt.Errorf("cannot build the dictionary: %w", err)
+		if errs[s] != nil {
+			return nil, remap, errs[s]
 		}
-		for l, r := range fresh.roles {
-			if r != 0 {
-				pcLocals[s] = append(pcLocals[s], uint32(l))
-				pcs = append(pcs, pcTerm{entry: append([]byte(nil), fresh.entry(uint32(l))...), h: fresh.hashes[l], role: r, s: s})
-			}
-		}
-		f, err := os.CreateTemp(dir, "dict-*")
-		if err != nil {
-			return nil, remap, fmt.Errorf("cannot spill terms: %w", err)
-		}
-		files[s] = f
-		w := bufio.NewWriterSize(f, 1<<20)
-		if err := writeGeneration(w, fresh); err != nil {
-			return nil, remap, fmt.Errorf("cannot spill terms: %w", err)
-		}
-		if err := w.Flush(); err != nil {
-			return nil, remap, fmt.Errorf("cannot spill terms: %w", err)
-		}
-		lists[s] = fresh.prefixes.strs
-		counts[s] = uint64(len(fresh.offs))
-		arenaLen += uint64(len(fresh.arena))
+		pcs = append(pcs, pcsOf[s]...)
+		pcsOf[s] = nil
 		n += counts[s]
-		remap.idx[s] = old
+	}
+	for _, a := range arenas {
+		arenaLen += a
 	}
 	npc := uint64(len(pcs))
 	if npc > uint64(MaxPredicate) {
@@ -422,25 +462,57 @@ func (b *Builder) buildSealedDict(dir string, done *atomic.Uint64, total func(ui
 	for idx, t := range order {
 		d.putBuilt(uint64(idx), t.entry, t.h, t.role, pmap[t.s])
 	}
+	// The vertices, stripe after stripe: the next stripe is read while
+	// one is laid out, and its entries and its hash table slots are
+	// written by two goroutines (disjoint parts of d, each in index
+	// order as putBuilt would).
+	gens := make(chan *stripe)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(gens)
+		for s, f := range files {
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				readErr <- fmt.Errorf("cannot read spilled terms: %w", err)
+				return
+			}
+			g, err := readGeneration(bufio.NewReaderSize(f, 1<<20))
+			if err != nil {
+				readErr <- fmt.Errorf("cannot read spilled terms: %w", err)
+				return
+			}
+			f.Close()
+			os.Remove(f.Name())
+			files[s] = nil
+			gens <- g
+		}
+		readErr <- nil
+	}()
 	idx := npc
-	for s, f := range files {
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, remap, fmt.Errorf("cannot read spilled terms: %w", err)
-		}
-		g, err := readGeneration(bufio.NewReaderSize(f, 1<<20))
-		if err != nil {
-			return nil, remap, fmt.Errorf("cannot read spilled terms: %w", err)
-		}
-		f.Close()
-		os.Remove(f.Name())
-		files[s] = nil
+	s := 0
+	for g := range gens {
+		slots := make(chan struct{})
+		go func(first uint64) {
+			defer close(slots)
+			i := first
+			for l, h := range g.hashes {
+				if g.roles[l] == 0 {
+					d.putSlot(i, h)
+					i++
+				}
+			}
+		}(idx)
 		for l := range g.offs {
 			if g.roles[l] != 0 {
 				continue
 			}
-			d.putBuilt(idx, g.entry(uint32(l)), g.hashes[l], 0, pmap[s])
+			d.putEntry(idx, g.entry(uint32(l)), 0, pmap[s])
 			idx++
 		}
+		<-slots
+		s++
+	}
+	if err := <-readErr; err != nil {
+		return nil, remap, err
 	}
 	if idx != n {
 		panic("BUG: a consolidated stripe changed while laid out")

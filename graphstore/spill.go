@@ -454,27 +454,33 @@ func (b *Builder) partitionRuns(src *chunkSource, remap *termRemap, sp *spillSta
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
+			// A buffer per shard and direction, each a (2n)th of the
+			// worker's share, allocated once: a full one is sorted and
+			// spilled alone (growing them by append copied and cleared
+			// each edge about twice).
+			per := max(perWorker/(2*n), 16)
 			out := make([][]rec, n)
 			in := make([][]rec, n)
-			held := 0
 			var buf []byte
 			var scratch []rec
+			spill := func(r *runFile, recs []rec) ([]rec, error) {
+				if len(recs) == 0 {
+					return recs, nil
+				}
+				var err error
+				buf, err = r.add(sp.opts.Dir, recs, buf, &scratch, &sp.spilled)
+				return recs[:0], err
+			}
 			flush := func() error {
 				var err error
 				for i := 0; i < n; i++ {
-					if len(out[i]) > 0 {
-						if buf, err = gr.out[i].add(sp.opts.Dir, out[i], buf, &scratch, &sp.spilled); err != nil {
-							return err
-						}
+					if out[i], err = spill(&gr.out[i], out[i]); err != nil {
+						return err
 					}
-					if len(in[i]) > 0 {
-						if buf, err = gr.in[i].add(sp.opts.Dir, in[i], buf, &scratch, &sp.spilled); err != nil {
-							return err
-						}
+					if in[i], err = spill(&gr.in[i], in[i]); err != nil {
+						return err
 					}
-					out[i], in[i] = out[i][:0], in[i][:0]
 				}
-				held = 0
 				return nil
 			}
 			id := remap.id
@@ -493,17 +499,27 @@ func (b *Builder) partitionRuns(src *chunkSource, remap *termRemap, sp *spillSta
 				for j := 0; j+2 < len(ch); j += 3 {
 					s, p, o := id(ch[j]), id(ch[j+1]), id(ch[j+2])
 					so := ownerOf(s, n)
-					out[so] = append(out[so], rec{MakeKey(s, p, Out), o})
-					held++
-					if p != TypeID {
-						oo := ownerOf(o, n)
-						in[oo] = append(in[oo], rec{MakeKey(o, p, In), s})
-						held++
+					if out[so] == nil {
+						out[so] = make([]rec, 0, per)
 					}
-					if held >= perWorker {
-						if err := flush(); err != nil {
+					out[so] = append(out[so], rec{MakeKey(s, p, Out), o})
+					if len(out[so]) == per {
+						if out[so], err = spill(&gr.out[so], out[so]); err != nil {
 							errs[w] = fmt.Errorf("cannot spill edges: %w", err)
 							return
+						}
+					}
+					if p != TypeID {
+						oo := ownerOf(o, n)
+						if in[oo] == nil {
+							in[oo] = make([]rec, 0, per)
+						}
+						in[oo] = append(in[oo], rec{MakeKey(o, p, In), s})
+						if len(in[oo]) == per {
+							if in[oo], err = spill(&gr.in[oo], in[oo]); err != nil {
+								errs[w] = fmt.Errorf("cannot spill edges: %w", err)
+								return
+							}
 						}
 					}
 				}
@@ -655,6 +671,10 @@ func (db *DatasetBuilder) WriteSnapshot(dir string) (err error) {
 	width := valueWidth(dict.MaxID())
 	dn := denseOf(dict)
 	terms := uint64(dict.Len())
+	// The dictionary was held in full to be laid out and is dropped now:
+	// the shards phase may use that room too without raising the build's
+	// peak (see writeGraph).
+	held := int64(dict.SizeBytes())
 	dict = nil // written: the shards need only the IDs
 
 	var after DatasetCounters
@@ -673,7 +693,7 @@ func (db *DatasetBuilder) WriteSnapshot(dir string) (err error) {
 				return fmt.Errorf("cannot write snapshot %s: %w", dir, err)
 			}
 		}
-		stats, dups, dist, err := db.writeGraph(g, gi, &remap, sp, width, dn, terms, func(name string, write func(w io.Writer) error) error {
+		stats, dups, dist, err := db.writeGraph(g, gi, &remap, sp, width, dn, terms, held, func(name string, write func(w io.Writer) error) error {
 			return add(path.Join(sub, name), write)
 		})
 		if err != nil {
@@ -738,7 +758,7 @@ func fileOrder(name string) string {
 // writeGraph builds graph g's shards and statistics and writes them with
 // add. It returns the statistics, the duplicates dropped and the distinct
 // triples stored.
-func (db *DatasetBuilder) writeGraph(g *graphChunks, gi int, remap *termRemap, sp *spillState, width int, dn denseIndex, terms uint64,
+func (db *DatasetBuilder) writeGraph(g *graphChunks, gi int, remap *termRemap, sp *spillState, width int, dn denseIndex, terms uint64, held int64,
 	add func(name string, write func(w io.Writer) error) error) (*Stats, uint64, uint64, error) {
 	b := db.b
 	n := b.shards
@@ -790,15 +810,20 @@ func (db *DatasetBuilder) writeGraph(g *graphChunks, gi int, remap *termRemap, s
 		return nil, 0, 0, err
 	}
 	defer gr.close()
-	// Shards in parallel as far as the budget holds their tables (about
-	// 40 bytes an edge while building).
+	// Shards in parallel as far as their tables (about 40 bytes an edge
+	// while building) fit in the budget plus the dictionary's room: the
+	// build held the whole dictionary (held bytes) beside the budget's
+	// buffers while laying it out, and has dropped it, so tables of that
+	// size do not raise the peak. At LUBM-2560 with --memory 2G (16
+	// shards of ≈ 43 M edges, a 1.6 GB dictionary) that is two shards at
+	// a time instead of one, and both cores busy.
 	var most int64
 	runs := 0
 	for i := 0; i < n; i++ {
 		most = max(most, gr.out[i].recs+gr.in[i].recs)
 		runs = max(runs, len(gr.out[i].runs)+len(gr.in[i].runs))
 	}
-	workers := int(min(int64(runtime.GOMAXPROCS(0)), max(1, sp.opts.Memory/max(1, 40*most))))
+	workers := shardWorkers(runtime.GOMAXPROCS(0), sp.opts.Memory, held, most)
 	bufSize := int(min(1<<20, max(4096, half/int64(max(1, workers*(runs+1))))))
 	for i := range gr.out {
 		dups.Add(uint64(gr.out[i].dropped))
@@ -821,6 +846,18 @@ func (db *DatasetBuilder) writeGraph(g *graphChunks, gi int, remap *termRemap, s
 		return nil, 0, 0, err
 	}
 	return stats, dups.Load(), dist.Load(), nil
+}
+
+// shardBuildBytes is the memory of a shard's table while it is built,
+// per edge (an upper estimate: keys and words, values, the lists of the
+// predicate and class indexes, the layout's buckets and ordering).
+const shardBuildBytes = 40
+
+// shardWorkers is how many shards of at most most edges are built at
+// once: up to procs, as far as their tables fit in memory plus held (the
+// room of the dictionary, laid out and dropped before).
+func shardWorkers(procs int, memory, held, most int64) int {
+	return int(min(int64(procs), max(1, (memory+held)/max(1, shardBuildBytes*most))))
 }
 
 // parallelN runs fn(0..n-1) on up to workers goroutines.

@@ -194,3 +194,22 @@ func TestBuildAfterSpill(t *testing.T) {
 		t.Fatalf("nothing was spilled: %+v", p)
 	}
 }
+
+func TestShardWorkers(t *testing.T) {
+	const gib = 1 << 30
+	for _, c := range []struct {
+		procs              int
+		memory, held, most int64
+		want               int
+	}{
+		{2, 2 * gib, 0, 43_000_000, 1},             // LUBM-2560 without the dictionary's room
+		{2, 2 * gib, 1_640_000_000, 43_000_000, 2}, // with it
+		{2, 2 * gib, 0, 10_000_000, 2},             // LUBM-640: the budget alone
+		{8, 1 << 20, 0, 1 << 30, 1},                // never fewer than one
+		{1, 64 * gib, 0, 1000, 1},                  // never more than procs
+	} {
+		if got := shardWorkers(c.procs, c.memory, c.held, c.most); got != c.want {
+			t.Errorf("shardWorkers(%d, %d, %d, %d) = %d, want %d", c.procs, c.memory, c.held, c.most, got, c.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -99,7 +100,10 @@ a file, a directory (searched recursively) or a glob pattern.`)
 		}
 	} else {
 		last := time.Now()
+		phases := newPhaseClock(start)
+		defer func() { phases.end(log) }()
 		cfg.Progress = func(p loader.Progress) {
+			phases.at(log, cmp.Or(p.Phase, "parse"))
 			if time.Since(last) < 5*time.Second {
 				return
 			}
@@ -159,6 +163,57 @@ a file, a directory (searched recursively) or a glob pattern.`)
 		Int("named_graphs", max(len(sum.Graphs)-1, 0)).Uint64("named_graph_quads", sum.NamedGraphQuads).Uint64("skipped", sum.Skipped).
 		Float64("seconds", sum.Seconds).Msg("load done")
 	return nil
+}
+
+// phaseClock logs, as each phase of a load ends, its wall time and the
+// process's CPU time (user+system) during it: their ratio is how many
+// cores the phase kept busy, the figure that a loaded machine leaves
+// comparable when the wall time is not.
+type phaseClock struct {
+	phase     string
+	wall      time.Time
+	cpu       time.Duration
+	totalWall time.Time
+	totalCPU  time.Duration
+}
+
+func newPhaseClock(start time.Time) *phaseClock {
+	c := processCPU()
+	return &phaseClock{wall: start, cpu: c, totalWall: start, totalCPU: c}
+}
+
+func (c *phaseClock) at(log zerolog.Logger, phase string) {
+	if phase == c.phase {
+		return
+	}
+	if c.phase != "" {
+		c.log(log)
+	}
+	c.phase, c.wall, c.cpu = phase, time.Now(), processCPU()
+}
+
+func (c *phaseClock) end(log zerolog.Logger) {
+	if c.phase != "" {
+		c.log(log)
+	}
+	c.phase = "total"
+	c.wall, c.cpu = c.totalWall, c.totalCPU
+	c.log(log)
+}
+
+func (c *phaseClock) log(log zerolog.Logger) {
+	wall, cpu := time.Since(c.wall).Seconds(), (processCPU() - c.cpu).Seconds()
+	log.Info().Str("phase", c.phase).Float64("wall_s", wall).Float64("cpu_s", cpu).
+		Float64("cores_busy", cpu/max(wall, 1e-9)).Msg("phase done")
+}
+
+// processCPU is the user+system CPU time this process has used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // loadMeter turns a load's progress into a line: the phase, what is done
