@@ -38,7 +38,8 @@ import (
 //     into buildShardTable, whose rdf:type out-edges are teed into a
 //     small file that the in-edge pass reads in step; the table is written
 //     straight into the snapshot (TableBuilder.WriteTo). Shards are built
-//     in parallel only as far as the budget allows.
+//     in parallel as far as the budget plus the dictionary's room (held
+//     while the dictionary was laid out) holds their tables.
 //
 // A graph that was never spilled and whose edges fit half the budget is
 // partitioned and built in memory as Build does. Either way the shard
