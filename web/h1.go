@@ -70,6 +70,13 @@ type HTTPServer struct {
 	startFB  sync.Once
 	fbErr    chan error
 
+	// Test hooks, nil outside tests, set before Serve: bgArmHook returns
+	// the delay of the background read's timer for the request starting
+	// now (instead of bgReadAfter); bgFireHook runs first in every timer
+	// fire (a test makes a fire late with it).
+	bgArmHook  func() time.Duration
+	bgFireHook func()
+
 	closing atomic.Bool
 	mu      sync.Mutex
 	conns   map[*h1conn]struct{}
@@ -244,6 +251,7 @@ type h1conn struct {
 	// while a request runs; under bgMu.
 	bgMu      sync.Mutex
 	bgTimer   *time.Timer
+	bgDue     time.Time // when the current request's timer is due
 	inHandler bool
 	bodyDone  bool // the request's body is read to its end
 	bgWanted  bool // the timer fired before the body was read
@@ -468,26 +476,44 @@ func (cc *h1conn) handOff() bool {
 	return true
 }
 
+// The background read and the loop never read the connection at once, by
+// construction: the read starts only under bgMu, only while a handler runs
+// (inHandler) whose body is read to its end (bodyDone) — the loop reads
+// nothing then — and stopBG, which every request passes before the loop
+// reads again, clears inHandler and waits for a running read to end
+// whatever the timer says. The byte such a read took (the stash) is handed
+// over by that wait. A timer fire can come late — after its request ended
+// and the next one began (Timer.Stop reports false, the fire's goroutine
+// not yet in bgFire): a fire before the current request's due time
+// (bgDue) is such a stale one and starts nothing.
+
 // startBG arms the background read for the request starting now.
 func (cc *h1conn) startBG(bodyDone bool) {
+	d := bgReadAfter
+	if cc.h.bgArmHook != nil {
+		d = cc.h.bgArmHook()
+	}
 	cc.bgMu.Lock()
 	cc.inHandler, cc.bgWanted, cc.bodyDone = true, false, bodyDone
+	cc.bgDue = time.Now().Add(d)
 	cc.bgMu.Unlock()
 	if cc.bgTimer == nil {
-		cc.bgTimer = time.AfterFunc(bgReadAfter, cc.bgFire)
+		cc.bgTimer = time.AfterFunc(d, cc.bgFire)
 	} else {
-		cc.bgTimer.Reset(bgReadAfter)
+		cc.bgTimer.Reset(d)
 	}
 }
 
 // bgFire runs when a request has run for bgReadAfter: it starts the
 // background read once the body is read (it cannot read the connection
-// before). A late fire meant for the previous request may start it early
-// for the next one, which is harmless: stopBG ends it either way.
+// before). A late fire meant for an earlier request does nothing.
 func (cc *h1conn) bgFire() {
+	if cc.h.bgFireHook != nil {
+		cc.h.bgFireHook()
+	}
 	cc.bgMu.Lock()
 	defer cc.bgMu.Unlock()
-	if !cc.inHandler || cc.bgRunning {
+	if !cc.inHandler || cc.bgRunning || time.Now().Before(cc.bgDue) {
 		return
 	}
 	if !cc.bodyDone {
@@ -534,14 +560,10 @@ func (cc *h1conn) bgRead() {
 	cc.bgMu.Unlock()
 }
 
-// stopBG ends the request's background read (waking it if it runs).
+// stopBG ends the request's background read (waking it if it runs): when
+// it returns, no read of the connection but the loop's runs or can start.
 func (cc *h1conn) stopBG() {
-	if cc.bgTimer.Stop() {
-		cc.bgMu.Lock()
-		cc.inHandler = false
-		cc.bgMu.Unlock()
-		return
-	}
+	cc.bgTimer.Stop()
 	cc.bgMu.Lock()
 	cc.inHandler = false
 	running, done := cc.bgRunning, cc.bgDone
