@@ -59,6 +59,7 @@ type benchFlags struct {
 	cpuprofile  string
 	reuse       bool
 	serveInProc bool
+	serveArgs   string
 	reasoning   string // none, rdfs, owl-rl: wukongd materializes, the peers load its closure
 	ontology    string
 	rounds      int // interleaved rounds over HTTP
@@ -105,6 +106,7 @@ and, with --doc, the end-to-end section of docs/PERFORMANCE.md.`)
 	fs.BoolVar(&f.skipTput, "no-throughput", false, "skip the throughput runs")
 	fs.StringVar(&f.doc, "doc", "", "also rewrite the end-to-end section of this Markdown file (docs/PERFORMANCE.md)")
 	fs.BoolVar(&f.reuse, "reuse-snapshot", false, "reuse the snapshot (and its load figures, marked cached) of an earlier run if there is one")
+	fs.StringVar(&f.serveArgs, "serve-args", "", "more flags for the 'wukongd serve' child, space-separated (e.g. --http-loop=false to measure net/http)")
 	fs.BoolVar(&f.serveInProc, "serve-in-process", false, "serve HTTP from the benchmark's own process instead of a 'wukongd serve' child (for --cpuprofile of server and client together)")
 	only := fs.String("only", "", "run only these queries (labels or names, comma-separated: L1,Q14,wukong-q9)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the in-process runs and the HTTP client) to this file")
@@ -578,8 +580,9 @@ func (r *benchRun) wukongd(ctx context.Context, s *bench.System, data string) (*
 		return r.serveInProcess(s, addr)
 	}
 	serveLog, _ := os.Create(filepath.Join(f.out, "wukongd-serve.log"))
-	cmd := selfCommand(ctx, "serve", "--data", r.snap, "--addr", addr, "--log-level", "warn", "--max-rows", "-1",
-		"--timeout", f.lat.Timeout.String(), "--max-concurrent", "256")
+	args := append([]string{"serve", "--data", r.snap, "--addr", addr, "--log-level", "warn", "--max-rows", "-1",
+		"--timeout", f.lat.Timeout.String(), "--max-concurrent", "256"}, strings.Fields(f.serveArgs)...)
+	cmd := selfCommand(ctx, args...)
 	cmd.Stdout, cmd.Stderr = serveLog, serveLog
 	if err := cmd.Start(); err != nil {
 		serveLog.Close()

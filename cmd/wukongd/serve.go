@@ -68,7 +68,7 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	writeTimeout := fs.Duration("write-timeout", 30*time.Second, "longest a response write may make no progress (a client that stops reading is cut)")
 	respBuffer := fs.Int("response-buffer", web.DefaultResponseBuffer, "bytes of an answer held (and charged to its query's memory budget) before its 200 is sent: an answer that fits is sent whole or replaced by an error status; a longer one streams, and is reset if it must stop")
 	idleTimeout := fs.Duration("idle-timeout", 2*time.Minute, "longest an idle keep-alive connection stays open")
-	httpLoop := fs.Bool("http-loop", false, "serve /sparql and /query with wukongd's own HTTP/1.1 loop (web/h1.go) instead of net/http; experimental: under load it once lost a request's first byte (a 405 for \"OST\"), so it is off by default")
+	httpLoop := fs.Bool("http-loop", false, "serve /sparql and /query with wukongd's own HTTP/1.1 loop (web/h1.go) instead of net/http; off by default until a quiet A/B shows it cheaper than net/http (docs/DESIGN.md §8.2)")
 	maxConns := fs.Int("max-connections", 1024, "open connection cap (past it new connections wait to be accepted)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	// Cluster mode (one process per node over the tcp fabric; cluster.go).
@@ -193,8 +193,8 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 	// The query endpoint's own HTTP/1.1 loop, net/http for the rest
 	// (web/h1.go); the web layer's progress timeout (--write-timeout)
 	// bounds each write.
-	// net/http by default: the loop lost a request's first byte once under
-	// load (a 405 for "OST"), so it is opt-in until that race is fixed.
+	// net/http by default: the loop's lost-byte race is fixed, but under
+	// load it was not shown cheaper (docs/DESIGN.md §8.2).
 	var hs interface {
 		Serve(net.Listener) error
 		Shutdown(context.Context) error
