@@ -12,7 +12,7 @@ import (
 // TestCrashBulkPost, TestCrashStoppedWriteRollback): kills+1 runs of the
 // server on dir, which logs to logPath. Each run starts the server, waits
 // until it serves, calls check and checkCrashState(ledger), and stops the
-// test with the server log if anything failed. In every run but the
+// test with the server log (the server killed) if anything failed. In every run but the
 // last, clients small writers (storm) go on while during runs; when
 // during returns the server is killed -9, the writers stop, and the func
 // during returned (if not nil) runs. The last run's server is killed
@@ -52,6 +52,7 @@ func (c *crashRounds) run(t *testing.T, kills int) {
 		}
 		checkCrashState(t, srv.url, c.ledger)
 		if t.Failed() {
+			srv.kill(t) // not left running after the test
 			log, _ := os.ReadFile(c.logPath)
 			t.Fatalf("after %d kills (server log follows)\n%s", round, log)
 		}
