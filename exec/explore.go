@@ -431,16 +431,7 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 		}
 		if !ok {
 			// No bitmaps: expand, then check the type as its own step.
-			u := *s
-			u.TypeCheck = 0
-			out, err := r.apply(&u, t, st)
-			if err != nil || out.N == 0 {
-				return out, err
-			}
-			chk := planner.Step{Kind: planner.StepCheck, Pattern: s.CheckPattern, From: planner.Column(s.To.Col),
-				Pred: planner.Const(graphstore.TypeID), Dir: planner.Out, To: planner.Const(s.TypeCheck),
-				Mode: s.Mode, Partitioned: -1, EstRows: s.EstRows}
-			return r.apply(&chk, out, st)
+			return r.thenTypeCheck(s, t, st, r.apply)
 		}
 		keep = set
 	}
@@ -681,6 +672,23 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 		out.Cols[s.To.Col] = newTo
 	}
 	return out, nil
+}
+
+// thenTypeCheck runs step s without its fused type check (by run: the
+// expansion or the intersection), then checks the type of what it made as
+// a step of its own — the path of a fused check that has no bitmap.
+func (r *task) thenTypeCheck(s *planner.Step, t *Table, st *StepStats,
+	run func(*planner.Step, *Table, *StepStats) (*Table, error)) (*Table, error) {
+	u := *s
+	u.TypeCheck = 0
+	out, err := run(&u, t, st)
+	if err != nil || out.N == 0 {
+		return out, err
+	}
+	chk := planner.Step{Kind: planner.StepCheck, Pattern: s.CheckPattern, From: planner.Column(s.To.Col),
+		Pred: planner.Const(graphstore.TypeID), Dir: planner.Out, To: planner.Const(s.TypeCheck),
+		Mode: s.Mode, Partitioned: -1, EstRows: s.EstRows}
+	return r.apply(&chk, out, st)
 }
 
 // typeCheckByIndex runs a type check (?x rdf:type C, ?x bound) by testing
@@ -980,16 +988,7 @@ func (r *task) intersect(s *planner.Step, t *Table, st *StepStats) (*Table, erro
 			// as its own step (the intersection is usually far smaller
 			// than the expansion: L1's 2,528 rows of 256 M neighbours at
 			// LUBM-2560).
-			u := *s
-			u.TypeCheck = 0
-			out, err := r.intersect(&u, t, st)
-			if err != nil || out.N == 0 {
-				return out, err
-			}
-			chk := planner.Step{Kind: planner.StepCheck, Pattern: s.CheckPattern, From: planner.Column(s.To.Col),
-				Pred: planner.Const(graphstore.TypeID), Dir: planner.Out, To: planner.Const(s.TypeCheck),
-				Mode: s.Mode, Partitioned: -1, EstRows: s.EstRows}
-			return r.apply(&chk, out, st)
+			return r.thenTypeCheck(s, t, st, r.intersect)
 		}
 		keep = set
 	}
