@@ -53,6 +53,15 @@ func lubmDir(t testing.TB) string {
 }
 
 // buildBinary builds wukongd into dir.
+// serverBinary is $WUKONGD_BIN (the Makefile's built binary) when set,
+// else a wukongd built into dir.
+func serverBinary(t testing.TB, dir string) string {
+	if bin := os.Getenv("WUKONGD_BIN"); bin != "" {
+		return bin
+	}
+	return buildBinary(t, dir)
+}
+
 func buildBinary(t testing.TB, dir string) string {
 	t.Helper()
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")

@@ -38,10 +38,7 @@ func TestClusterSnapshotKill(t *testing.T) {
 		rounds, _ = strconv.Atoi(s)
 	}
 	tmp := t.TempDir()
-	bin := os.Getenv("WUKONGD_BIN")
-	if bin == "" {
-		bin = buildBinary(t, tmp)
-	}
+	bin := serverBinary(t, tmp)
 	dir := defaultSnapshot(t, 6)
 	var out lockedBuffer
 	w := &lineWatch{out: &out}

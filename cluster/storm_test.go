@@ -147,10 +147,7 @@ func TestClusterWriteStorm(t *testing.T) {
 		rounds, _ = strconv.Atoi(s)
 	}
 	tmp := t.TempDir()
-	bin := os.Getenv("WUKONGD_BIN")
-	if bin == "" {
-		bin = buildBinary(t, tmp)
-	}
+	bin := serverBinary(t, tmp)
 	dir := defaultSnapshot(t, 6)
 	var out lockedBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -207,10 +207,7 @@ func TestClusterProcessesUpdateForms(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	tmp := t.TempDir()
-	bin := os.Getenv("WUKONGD_BIN")
-	if bin == "" {
-		bin = buildBinary(t, tmp)
-	}
+	bin := serverBinary(t, tmp)
 	dir := defaultSnapshot(t, 6)
 	var out lockedBuffer
 	start := func(nodes int, standalone bool) *Procs {

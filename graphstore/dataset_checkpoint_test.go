@@ -103,7 +103,7 @@ func sameDataset(t *testing.T, a, b *Dataset) {
 // same statistics, and the same result of further writes on both.
 func TestCheckpointRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	ex := func(f string, a ...any) rdf.Term { return rdf.NewIRI("http://ex.org/" + fmt.Sprintf(f, a...)) }
+	ex := exIRI
 	typ := rdf.NewIRI(rdf.RDFType)
 	gC := rdf.NewIRI("http://ex.org/graphC")
 	for _, shards := range []int{1, 4} {
@@ -134,19 +134,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 			model := ckptModel{}
 			model.apply([]GraphChange{{Insert: def}, {Graph: gA, Insert: a}, {Graph: gB, Insert: b}})
 			ds := openBase()
-			randTriple := func() rdf.Triple {
-				s := ex("v%d", r.IntN(300))
-				switch r.IntN(8) {
-				case 0:
-					return tri(s, typ, ex("C%d", r.IntN(8)))
-				case 1:
-					return tri(s, ex("name"), rdf.NewLiteral(fmt.Sprintf("n%d", r.IntN(50)), ""))
-				case 2:
-					return tri(s, ex("newp%d", r.IntN(4)), ex("w%d", r.IntN(40)))
-				default:
-					return tri(s, ex("p%d", r.IntN(7)), ex("v%d", r.IntN(300)))
-				}
-			}
+			randTriple := func() rdf.Triple { return randDeltaTriple(r) }
 			randChange := func(step int) []GraphChange {
 				var ins, del []rdf.Triple
 				for i := r.IntN(40); i > 0; i-- {

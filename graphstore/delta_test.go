@@ -86,7 +86,7 @@ func checkAgainstBuild(t *testing.T, ds *Dataset, st *Store, want []rdf.Triple) 
 // determinism.
 func TestDeltaWritesMatchReference(t *testing.T) {
 	ctx := context.Background()
-	ex := func(f string, a ...any) rdf.Term { return rdf.NewIRI("http://ex.org/" + fmt.Sprintf(f, a...)) }
+	ex := exIRI
 	typ := rdf.NewIRI(rdf.RDFType)
 	for _, shards := range []int{1, 4} {
 		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) {
@@ -98,19 +98,7 @@ func TestDeltaWritesMatchReference(t *testing.T) {
 				cur[tr] = true
 			}
 			curA := map[rdf.Triple]bool{}
-			randTriple := func() rdf.Triple {
-				s := ex("v%d", r.IntN(300))
-				switch r.IntN(8) {
-				case 0:
-					return tri(s, typ, ex("C%d", r.IntN(8)))
-				case 1:
-					return tri(s, ex("name"), rdf.NewLiteral(fmt.Sprintf("n%d", r.IntN(50)), ""))
-				case 2:
-					return tri(s, ex("newp%d", r.IntN(4)), ex("w%d", r.IntN(40)))
-				default:
-					return tri(s, ex("p%d", r.IntN(7)), ex("v%d", r.IntN(300)))
-				}
-			}
+			randTriple := func() rdf.Triple { return randDeltaTriple(r) }
 			setOf := func(m map[rdf.Triple]bool) []rdf.Triple {
 				var r []rdf.Triple
 				for tr, ok := range m {
@@ -216,7 +204,7 @@ func TestDeltaWritesMatchReference(t *testing.T) {
 // of a dataset and compares the IDs of every term.
 func TestDeltaReplayIsDeterministic(t *testing.T) {
 	ctx := context.Background()
-	ex := func(f string, a ...any) rdf.Term { return rdf.NewIRI("http://ex.org/" + fmt.Sprintf(f, a...)) }
+	ex := exIRI
 	base := testTriples(300, 4)
 	changes := [][]GraphChange{
 		{{Insert: []rdf.Triple{tri(ex("new1"), ex("np"), ex("new2")), tri(ex("v1"), ex("v2"), rdf.NewLiteral("x", ""))}}},
@@ -261,3 +249,24 @@ func TestDeltaReplayIsDeterministic(t *testing.T) {
 		t.Fatal("the replays differ")
 	}
 }
+
+// randDeltaTriple draws a triple for the random insert/delete tests over
+// 300 vertices: a type of one of 8 classes, a literal name, an edge of a
+// predicate the base lacks (a new predicate), or an edge of one of 7.
+func randDeltaTriple(r *rand.Rand) rdf.Triple {
+	ex, typ := exIRI, rdf.NewIRI(rdf.RDFType)
+	s := ex("v%d", r.IntN(300))
+	switch r.IntN(8) {
+	case 0:
+		return tri(s, typ, ex("C%d", r.IntN(8)))
+	case 1:
+		return tri(s, ex("name"), rdf.NewLiteral(fmt.Sprintf("n%d", r.IntN(50)), ""))
+	case 2:
+		return tri(s, ex("newp%d", r.IntN(4)), ex("w%d", r.IntN(40)))
+	default:
+		return tri(s, ex("p%d", r.IntN(7)), ex("v%d", r.IntN(300)))
+	}
+}
+
+// exIRI names a test term http://ex.org/<f formatted with a>.
+func exIRI(f string, a ...any) rdf.Term { return rdf.NewIRI("http://ex.org/" + fmt.Sprintf(f, a...)) }
