@@ -339,7 +339,7 @@ func (w *shardWriter) rest(inRecs []krec) error {
 // instead (fixPunned), if punned.
 func (w *shardWriter) toggleGroups(recs []krec, sign int64, after func(o int, k Key, before, after int64), punned bool) error {
 	r, st := w.r, w.st
-	slices.SortFunc(recs, cmpKrec)
+	sortKrecs(recs)
 	recs = slices.Compact(recs)
 	tip := r.dict
 	for i, n := 0, 0; i < len(recs); n++ {
@@ -385,7 +385,7 @@ func (w *shardWriter) toggleGroups(recs []krec, sign int64, after func(o int, k 
 // In) if the list has an object of c.
 func (w *shardWriter) fixPunned(recs []krec) error {
 	st := w.st
-	slices.SortFunc(recs, cmpKrec)
+	sortKrecs(recs)
 	recs = slices.Compact(recs)
 	var list, types []ID
 	for i := 0; i < len(recs); {
