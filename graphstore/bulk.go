@@ -361,7 +361,7 @@ func (r *applyRun) bulk(ctx context.Context, graph rdf.Term, clear bool, b *Bulk
 	// The log's record: the triples added, in input order, as IDs; the
 	// vertices this run made (most terms of a body of new data) decode
 	// through the overlay by index, the others once each, now.
-	slices.SortFunc(recs, func(a, b bulkRec) int { return cmp.Compare(a.seq, b.seq) })
+	sortBulkRecs(recs, true)
 	dict := r.dict.tip()
 	ov := dict.ov
 	ov.mu.RLock()
@@ -511,7 +511,7 @@ func bulkWorkers(n int) int {
 func sortBulk(ctx context.Context, recs []bulkRec) []bulkRec {
 	w := bulkWorkers(len(recs))
 	if w == 1 {
-		slices.SortFunc(recs, cmpBulkRec)
+		sortBulkRecs(recs, false)
 		return compactBulk(recs)
 	}
 	// Split by subject at quantiles of a sample, so the concatenation of
@@ -553,7 +553,7 @@ func sortBulk(ctx context.Context, recs []bulkRec) []bulkRec {
 			defer cpugate.Default.Leave()
 			part := out[counts[k]:counts[k+1]]
 			if ctx.Err() == nil {
-				slices.SortFunc(part, cmpBulkRec)
+				sortBulkRecs(part, false)
 			}
 			parts[k] = compactBulk(part)
 		}()

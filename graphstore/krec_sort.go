@@ -1,6 +1,10 @@
 package graphstore
 
-import "slices"
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+)
 
 // krecRadixMin is the number of records from which sortKrecs sorts by
 // radix: below it the comparator sort is as quick and allocates nothing.
@@ -98,4 +102,112 @@ func krecWord(r *krec, w int) uint64 {
 		return uint64(r.k)
 	}
 	return uint64(r.o)
+}
+
+// sortBulkRecs sorts recs in cmpBulkRec's order (s, p, o, seq), or by
+// seq alone if bySeq, by radix as sortKrecs does from krecRadixMin records
+// on. seq is unique, so either order is total and the result is the
+// comparator sort's exactly.
+func sortBulkRecs(recs []bulkRec, bySeq bool) {
+	n := len(recs)
+	if n < krecRadixMin {
+		if bySeq {
+			slices.SortFunc(recs, func(a, b bulkRec) int { return cmp.Compare(a.seq, b.seq) })
+		} else {
+			slices.SortFunc(recs, cmpBulkRec)
+		}
+		return
+	}
+	const perWord = (64 + krecDigits - 1) / krecDigits
+	const mask = 1<<krecDigits - 1
+	// Words least significant first: seq, o, p, s.
+	// Digits above a word's highest set bit are zero in every record: no
+	// count, no pass.
+	var or [4]uint64
+	for i := range recs {
+		r := &recs[i]
+		or[0] |= r.seq
+		or[1] |= uint64(r.o)
+		or[2] |= uint64(r.p)
+		or[3] |= uint64(r.s)
+	}
+	var need [4]int
+	for w, x := range or {
+		if w == 0 || !bySeq {
+			need[w] = (bits.Len64(x) + krecDigits - 1) / krecDigits
+		}
+	}
+	var counts [4 * perWord][1 << krecDigits]int
+	for i := range recs {
+		r := &recs[i]
+		for d, sh := 0, uint(0); d < need[0]; d, sh = d+1, sh+krecDigits {
+			counts[d][r.seq>>sh&mask]++
+		}
+		for d, sh := 0, uint(0); d < need[1]; d, sh = d+1, sh+krecDigits {
+			counts[perWord+d][uint64(r.o)>>sh&mask]++
+		}
+		for d, sh := 0, uint(0); d < need[2]; d, sh = d+1, sh+krecDigits {
+			counts[2*perWord+d][uint64(r.p)>>sh&mask]++
+		}
+		for d, sh := 0, uint(0); d < need[3]; d, sh = d+1, sh+krecDigits {
+			counts[3*perWord+d][uint64(r.s)>>sh&mask]++
+		}
+	}
+	word := func(r *bulkRec, w int) uint64 {
+		switch w {
+		case 0:
+			return r.seq
+		case 1:
+			return uint64(r.o)
+		case 2:
+			return uint64(r.p)
+		}
+		return uint64(r.s)
+	}
+	src, dst := recs, make([]bulkRec, n)
+	for d := range 4 * perWord {
+		if d%perWord >= need[d/perWord] {
+			continue // zero in every record
+		}
+		c := &counts[d]
+		sh := uint(d % perWord * krecDigits)
+		if c[word(&src[0], d/perWord)>>sh&mask] == n {
+			continue // every record has this digit
+		}
+		at := 0
+		for i, x := range c {
+			c[i] = at
+			at += x
+		}
+		switch d / perWord {
+		case 0:
+			for i := range src {
+				b := src[i].seq >> sh & mask
+				dst[c[b]] = src[i]
+				c[b]++
+			}
+		case 1:
+			for i := range src {
+				b := uint64(src[i].o) >> sh & mask
+				dst[c[b]] = src[i]
+				c[b]++
+			}
+		case 2:
+			for i := range src {
+				b := uint64(src[i].p) >> sh & mask
+				dst[c[b]] = src[i]
+				c[b]++
+			}
+		default:
+			for i := range src {
+				b := uint64(src[i].s) >> sh & mask
+				dst[c[b]] = src[i]
+				c[b]++
+			}
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &recs[0] {
+		copy(recs, src)
+	}
 }

@@ -63,3 +63,58 @@ func BenchmarkSortKrecs(b *testing.B) {
 		})
 	}
 }
+
+func randBulkRecs(rng *rand.Rand, n int, bits uint) []bulkRec {
+	recs := make([]bulkRec, n)
+	for i := range recs {
+		if i > 0 && rng.IntN(8) == 0 {
+			recs[i] = recs[rng.IntN(i)]
+		} else {
+			recs[i] = bulkRec{ID(rng.Uint64N(1 << bits)), ID(rng.Uint64N(64)), ID(rng.Uint64N(1 << bits)), 0}
+		}
+		recs[i].seq = uint64(i) // unique, as the parse numbers them
+	}
+	rng.Shuffle(n, func(i, j int) { recs[i], recs[j] = recs[j], recs[i] })
+	return recs
+}
+
+func TestSortBulkRecsMatchesComparatorSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		n    int
+		bits uint
+	}{{10, 20}, {krecRadixMin - 1, 20}, {krecRadixMin, 8}, {30000, 22}, {30000, 40}} {
+		recs := randBulkRecs(rng, tc.n, tc.bits)
+		want := slices.Clone(recs)
+		slices.SortFunc(want, cmpBulkRec)
+		bySeq := slices.Clone(recs)
+		sortBulkRecs(recs, false)
+		if !slices.Equal(recs, want) {
+			t.Fatalf("n=%d bits=%d: radix order differs from cmpBulkRec's", tc.n, tc.bits)
+		}
+		sortBulkRecs(bySeq, true)
+		for i := range bySeq {
+			if bySeq[i].seq != uint64(i) {
+				t.Fatalf("n=%d bits=%d: by seq, record %d has seq %d", tc.n, tc.bits, i, bySeq[i].seq)
+			}
+		}
+	}
+}
+
+func BenchmarkSortBulkRecs(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	base := randBulkRecs(rng, 640_000, 22)
+	recs := make([]bulkRec, len(base))
+	for _, s := range []struct {
+		name string
+		sort func([]bulkRec)
+	}{{"comparator", func(r []bulkRec) { slices.SortFunc(r, cmpBulkRec) }}, {"radix", func(r []bulkRec) { sortBulkRecs(r, false) }}} {
+		b.Run(s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				copy(recs, base)
+				s.sort(recs)
+			}
+		})
+	}
+}
