@@ -63,6 +63,7 @@ type benchFlags struct {
 	reasoning   string // none, rdfs, owl-rl: wukongd materializes, the peers load its closure
 	ontology    string
 	rounds      int // interleaved rounds over HTTP
+	ports       int // first of four ports (wukongd, Oxigraph, Virtuoso SQL, Virtuoso HTTP); 0: free ports, Virtuoso's defaults
 }
 
 func runBench(args []string) error {
@@ -112,6 +113,7 @@ and, with --doc, the end-to-end section of docs/PERFORMANCE.md.`)
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the in-process runs and the HTTP client) to this file")
 	fs.StringVar(&f.reasoning, "reasoning", "none", "load wukongd with this reasoning (none, rdfs, owl-rl) and give the peers its exported closure, so that every system answers over the same triples")
 	fs.IntVar(&f.rounds, "rounds", 3, "rounds over HTTP: every system's latency runs, then each throughput point on every system, interleaved (A B C, A B C, …); the figures merge the rounds")
+	fs.IntVar(&f.ports, "ports", 0, "first of four loopback ports to use: wukongd serve, Oxigraph, Virtuoso's SQL and HTTP ports (0: any free ports for wukongd and Oxigraph, Virtuoso on 21111/28890)")
 	fs.StringVar(&f.ontology, "ontology", "", "ontology for --reasoning (default: univ-bench.owl beside the LUBM data in ../shared/datasets/lubm)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -475,9 +477,13 @@ func (r *benchRun) dataset(ctx context.Context) (path, source string, err error)
 	if r.f.data != "" {
 		return r.f.data, "given with --data", nil
 	}
-	ref := filepath.Join(r.f.repo, "..", "shared", "datasets", "lubm", fmt.Sprintf("lubm%d.nt.gz", r.f.scale))
-	if _, err := os.Stat(ref); err == nil {
-		return filepath.Clean(ref), "the UBA 1.7 reference data (../shared/datasets/lubm)", nil
+	// ../shared beside the repository, or beside the directory of a git
+	// worktree (/work/wt/BRANCH next to /work/main).
+	for _, up := range []string{"..", filepath.Join("..", "..")} {
+		ref := filepath.Join(r.f.repo, up, "shared", "datasets", "lubm", fmt.Sprintf("lubm%d.nt.gz", r.f.scale))
+		if _, err := os.Stat(ref); err == nil {
+			return filepath.Clean(ref), "the UBA 1.7 reference data (../shared/datasets/lubm)", nil
+		}
 	}
 	gen := filepath.Join(r.f.work, "data", fmt.Sprintf("lubm%d.nt.gz", r.f.scale))
 	if _, err := os.Stat(gen); err == nil {
@@ -572,7 +578,7 @@ func (r *benchRun) wukongd(ctx context.Context, s *bench.System, data string) (*
 	}
 
 	// Over HTTP: 'wukongd serve' as its own process.
-	addr, err := freeAddr()
+	addr, err := r.addr(0)
 	if err != nil {
 		return nil, err
 	}
@@ -955,6 +961,9 @@ func (r *benchRun) virtuoso(ctx context.Context, s *bench.System, data string) (
 		return nil, err
 	}
 	env := append(os.Environ(), "VIRTUOSO_CACHE="+filepath.Join(r.f.work, "virtuoso"))
+	if r.f.ports > 0 {
+		env = append(env, fmt.Sprintf("VIRTUOSO_SQL_PORT=%d", r.f.ports+2), fmt.Sprintf("VIRTUOSO_HTTP_PORT=%d", r.f.ports+3))
+	}
 	stop := func() {
 		c := exec.Command("bash", script, "stop", rundir)
 		c.Env, c.Stderr = env, os.Stderr
@@ -1036,7 +1045,7 @@ func (r *benchRun) oxigraph(ctx context.Context, s *bench.System, data string) (
 	if err := os.WriteFile(qfile, b, 0o644); err != nil {
 		return nil, err
 	}
-	addr, err := freeAddr()
+	addr, err := r.addr(1)
 	if err != nil {
 		return nil, err
 	}
@@ -1152,6 +1161,15 @@ func envOr(k, def string) string {
 }
 
 // freeAddr returns a loopback address with a port free right now.
+// addr is the loopback address of the i-th port of --ports, or a free
+// port without --ports.
+func (r *benchRun) addr(i int) (string, error) {
+	if r.f.ports > 0 {
+		return fmt.Sprintf("127.0.0.1:%d", r.f.ports+i), nil
+	}
+	return freeAddr()
+}
+
 func freeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
