@@ -100,6 +100,7 @@ type Engine struct {
 	closed      atomic.Bool
 	graphs      engineGraphs // named graphs (dataset.go)
 	parsed      *sparql.Cache
+	shapes      *sparql.Shapes // templates of query shapes for Query (params.go)
 	plans       planCache
 	// planEpoch counts ForgetPlans: a plan built across one is not kept.
 	planEpoch atomic.Uint64
@@ -220,7 +221,8 @@ func New(store Store, tr Transport, cfg Config) *Engine {
 	if cfg.MaxMemory == 0 {
 		cfg.MaxMemory = DefaultMemory()
 	}
-	e := &Engine{store: store, tr: tr, cfg: cfg, parsed: sparql.NewCache(planCacheSize)}
+	e := &Engine{store: store, tr: tr, cfg: cfg, parsed: sparql.NewCache(planCacheSize),
+		shapes: sparql.NewShapes(0, 0)}
 	e.statsp.Store(store.PlannerStats())
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.local = cfg.LocalShards
@@ -739,12 +741,24 @@ func (e *Engine) Run(ctx context.Context, q *sparql.Query, opts Options) (*Resul
 }
 
 // Query parses text (through a parse cache) and runs it; the plan is
-// cached too, so a repeated query costs only its execution.
+// cached too, so a repeated query costs only its execution. A text of a
+// shape seen before (sparql.Shapes: the same query but for the constants
+// of its triple patterns) runs its template's plan bound to its own
+// constants (RunParams), without the parser or the planner.
 func (e *Engine) Query(ctx context.Context, text string, opts Options) (*Result, error) {
+	if !opts.Analyze {
+		if tq, params, ok := e.shapes.Lookup(text, ""); ok {
+			res, err := e.RunParams(ctx, tq, params, opts)
+			if !errors.Is(err, ErrNotBindable) {
+				return res, err
+			}
+		}
+	}
 	q, err := e.parsed.ParseQueryContext(ctx, text)
 	if err != nil {
 		return nil, err
 	}
+	e.shapes.Learn(ctx, text, "", q)
 	return e.Run(ctx, q, opts)
 }
 
