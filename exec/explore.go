@@ -112,6 +112,11 @@ func (r *task) explore(k int, t *Table) (*Table, error) {
 		if t.N == 0 {
 			return t, nil
 		}
+		if parts := r.splitParts(k, t); parts > 1 {
+			r.mem.charge(-held) // the parts charge their rows
+			held = 0
+			return r.exploreSplit(k, t, parts)
+		}
 		s := &r.steps[k]
 		var st *StepStats
 		var t0 time.Time

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -230,6 +232,68 @@ func BenchmarkLUBM40Rows(b *testing.B) {
 					row = res.Row(r, row)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkSnapshotLUBM runs L1–L7 over the snapshot in
+// $WUKONGD_LUBM_SNAPSHOT (a big one: `wukongd load --shards 16` of
+// LUBM-640 or 2560), mapped as `wukongd serve` maps it, counted (rows
+// only); skipped without it. $WUKONGD_LUBM_ONLY (e.g. L1,L7) picks the
+// queries:
+//
+//	WUKONGD_LUBM_SNAPSHOT=/work/scratch/big/snap640 go test ./exec -run '^$' \
+//	    -bench 'SnapshotLUBM' -benchtime 10x -cpuprofile cpu.out
+func BenchmarkSnapshotLUBM(b *testing.B) {
+	dir := os.Getenv("WUKONGD_LUBM_SNAPSHOT")
+	if dir == "" {
+		b.Skip("WUKONGD_LUBM_SNAPSHOT is not set")
+	}
+	st, err := graphstore.OpenSnapshot(dir, graphstore.OpenOptions{SkipChecksums: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	e, err := NewGraphEngine(st, Config{MaxQueryMemory: -1, MaxMemory: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	only := os.Getenv("WUKONGD_LUBM_ONLY")
+	for i := 1; i <= 7; i++ {
+		name := fmt.Sprintf("L%d", i)
+		if only != "" && !slices.Contains(strings.Split(only, ","), name) {
+			continue
+		}
+		text, err := os.ReadFile(filepath.Join(lubmDir, "queries", "wukong", fmt.Sprintf("q%d.rq", i)))
+		if err != nil {
+			b.Skipf("queries not available: %v", err)
+		}
+		b.Run(name, func(b *testing.B) {
+			run := func() int {
+				res, err := e.Query(context.Background(), string(text), Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				return res.Len()
+			}
+			rows := run() // warm-up
+			lat := make([]time.Duration, 0, b.N)
+			cpu0 := cpuTime()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for j := 0; j < b.N; j++ {
+				t0 := time.Now()
+				if n := run(); n != rows {
+					b.Fatalf("%s: %d rows, then %d", name, rows, n)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "median-µs")
+			b.ReportMetric(float64(rows), "rows")
 		})
 	}
 }
