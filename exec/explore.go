@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -177,6 +178,21 @@ func (r *task) lookup(shard int, keys []Key, out [][]ID, st *StepStats) error {
 	return nil
 }
 
+// appendLookup is lookup through al into *buf (grown there).
+func (r *task) appendLookup(al appendLookuper, shard int, keys []Key, out [][]ID, buf *[]ID, st *StepStats) error {
+	b, c, err := al.appendLookup(r.ctx, r.node, shard, keys, out, *buf)
+	*buf = b
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		st.Reads += c.Reads
+		st.ReadBytes += c.Bytes
+		st.RoundTrips += c.RoundTrips
+	}
+	return nil
+}
+
 // indexList returns the index vertex (0, p, d): this shard's part when
 // local, else the union over every shard. p == TypeID with d == Out means
 // every typed vertex; p == 0 every subject.
@@ -328,6 +344,40 @@ type fetch struct {
 	pos              [][]int32 // per shard: handle of each key
 	lists            [][]ID    // by handle
 	vertex           []ID      // by handle: the key's vertex
+	// buf holds the lists read through an appendLookuper (a GraphStore):
+	// taken from fetchBufs, given back by release once the step is done
+	// with the lists (they are copied into the step's output).
+	buf *[]ID
+}
+
+// appendLookuper is a Store that reads lists into a caller's buffer
+// (GraphStore.appendLookup) instead of a fresh one per call.
+type appendLookuper interface {
+	appendLookup(ctx context.Context, self, shard int, keys []Key, out [][]ID, buf []ID) ([]ID, ReadCost, error)
+}
+
+// fetchBufs recycles the fetches' list buffers across steps and queries.
+// A step's lists are garbage as soon as it has made its rows, and at
+// LUBM-40 they are most of a query's allocation (L1: ~45 %, L7 more):
+// reading them into fresh buffers made the collector's pace, not the
+// work, decide small queries' CPU (PERFORMANCE, "Why 662ac06 slowed 4
+// shards at LUBM-40").
+var fetchBufs = sync.Pool{New: func() any { return new([]ID) }}
+
+// maxPooledIDs bounds the buffers fetchBufs keeps (32 MiB): a big step's
+// buffer is left to the collector rather than held for small ones.
+const maxPooledIDs = 1 << 22
+
+// release gives f's list buffer back; f's lists must not be used after.
+func (f *fetch) release() {
+	if f.buf == nil {
+		return
+	}
+	if cap(*f.buf) <= maxPooledIDs {
+		*f.buf = (*f.buf)[:0]
+		fetchBufs.Put(f.buf)
+	}
+	f.buf = nil
 }
 
 func newFetch(r *task, rows int) *fetch {
@@ -386,7 +436,14 @@ func (f *fetch) run(st *StepStats) error {
 			continue
 		}
 		out = append(out[:0], make([][]ID, len(keys))...)
-		if err := f.r.lookup(sh, keys, out, st); err != nil {
+		if al, ok := f.r.eng.store.(appendLookuper); ok {
+			if f.buf == nil {
+				f.buf = fetchBufs.Get().(*[]ID)
+			}
+			if err := f.r.appendLookup(al, sh, keys, out, f.buf, st); err != nil {
+				return err
+			}
+		} else if err := f.r.lookup(sh, keys, out, st); err != nil {
 			return err
 		}
 		for i, h := range f.pos[sh] {
@@ -441,6 +498,7 @@ func (r *task) apply(s *planner.Step, t *Table, st *StepStats) (*Table, error) {
 		keep = set
 	}
 	f := newFetch(r, t.N)
+	defer f.release()
 	from := func(row int) ID {
 		if s.From.Kind == planner.OpConst {
 			return s.From.ID
@@ -942,6 +1000,7 @@ func (r *task) checkFromTo(s *planner.Step, t *Table, st *StepStats) (*Table, bo
 		return nil, false, nil
 	}
 	f := newFetch(r, t.N)
+	defer f.release()
 	h := make([]int32, t.N)
 	sc := stopCheck{ctx: r.ctx}
 	for row, v := range to {
@@ -1006,6 +1065,8 @@ func (r *task) intersect(s *planner.Step, t *Table, st *StepStats) (*Table, erro
 		return t.gather(nil), nil // unbound everywhere: no row has the edges
 	}
 	fa, fb := newFetch(r, t.N), newFetch(r, t.N)
+	defer fa.release()
+	defer fb.release()
 	ha, hb := make([]int32, t.N), make([]int32, t.N)
 	sc := stopCheck{ctx: r.ctx}
 	for row := 0; row < t.N; row++ {

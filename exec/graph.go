@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/planner"
@@ -85,29 +86,39 @@ func (g *GraphStore) PlannerStats() *planner.Stats { return g.stats }
 // fabric (base and delta, batched: graphstore.ShardView.AppendEdgesBatch);
 // the cost is what the fabric metered for this call.
 func (g *GraphStore) Lookup(ctx context.Context, self, shard int, keys []Key, out [][]ID) (ReadCost, error) {
+	_, c, err := g.appendLookup(ctx, self, shard, keys, out, nil)
+	return c, err
+}
+
+// appendLookup is Lookup reading into buf's spare capacity (grown to the
+// keys' size hint if short): out's lists are slices of the returned
+// buffer, which the caller may reuse once it is done with them
+// (appendLookuper, fetch.release).
+func (g *GraphStore) appendLookup(ctx context.Context, self, shard int, keys []Key, out [][]ID, buf []ID) ([]ID, ReadCost, error) {
 	v := g.s.Shard(self)
 	var m *rdmakv.Meter
 	if shard != self {
 		m = &rdmakv.Meter{}
 		ctx = rdmakv.ContextWithMeter(ctx, m)
 	}
-	buf, ends, err := v.AppendShardBatch(ctx, shard, keys, make([]ID, 0, g.sizeHint(keys)), make([]int, 0, len(keys)))
+	buf = slices.Grow(buf, g.sizeHint(keys))
+	start := len(buf)
+	buf, ends, err := v.AppendShardBatch(ctx, shard, keys, buf, make([]int, 0, len(keys)))
 	if err != nil {
 		if shard != self {
-			return ReadCost{}, fmt.Errorf("cannot read %d keys of shard %d: %w", len(keys), shard, err)
+			return buf, ReadCost{}, fmt.Errorf("cannot read %d keys of shard %d: %w", len(keys), shard, err)
 		}
-		return ReadCost{}, err
+		return buf, ReadCost{}, err
 	}
-	start := 0
 	for i, e := range ends {
 		out[i] = buf[start:e:e]
 		start = e
 	}
 	if m == nil {
-		return ReadCost{}, nil
+		return buf, ReadCost{}, nil
 	}
 	c := m.Snapshot()
-	return ReadCost{Reads: c.Reads, Bytes: c.ReadBytes, RoundTrips: c.RoundTrips}, nil
+	return buf, ReadCost{Reads: c.Reads, Bytes: c.ReadBytes, RoundTrips: c.RoundTrips}, nil
 }
 
 // sizeHint estimates the entries of the lists of keys from the first key's
