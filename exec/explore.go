@@ -178,9 +178,9 @@ func (r *task) lookup(shard int, keys []Key, out [][]ID, st *StepStats) error {
 	return nil
 }
 
-// appendLookup is lookup through al into *buf (grown there).
-func (r *task) appendLookup(al appendLookuper, shard int, keys []Key, out [][]ID, buf *[]ID, st *StepStats) error {
-	b, c, err := al.appendLookup(r.ctx, r.node, shard, keys, out, *buf)
+// appendLookup is lookup from gs into *buf (grown there).
+func (r *task) appendLookup(gs *GraphStore, shard int, keys []Key, out [][]ID, buf *[]ID, st *StepStats) error {
+	b, c, err := gs.appendLookup(r.ctx, r.node, shard, keys, out, *buf)
 	*buf = b
 	if err != nil {
 		return err
@@ -344,16 +344,10 @@ type fetch struct {
 	pos              [][]int32 // per shard: handle of each key
 	lists            [][]ID    // by handle
 	vertex           []ID      // by handle: the key's vertex
-	// buf holds the lists read through an appendLookuper (a GraphStore):
+	// buf holds the lists read from a *GraphStore (appendLookup):
 	// taken from fetchBufs, given back by release once the step is done
 	// with the lists (they are copied into the step's output).
 	buf *[]ID
-}
-
-// appendLookuper is a Store that reads lists into a caller's buffer
-// (GraphStore.appendLookup) instead of a fresh one per call.
-type appendLookuper interface {
-	appendLookup(ctx context.Context, self, shard int, keys []Key, out [][]ID, buf []ID) ([]ID, ReadCost, error)
 }
 
 // fetchBufs recycles the fetches' list buffers across steps and queries.
@@ -436,11 +430,13 @@ func (f *fetch) run(st *StepStats) error {
 			continue
 		}
 		out = append(out[:0], make([][]ID, len(keys))...)
-		if al, ok := f.r.eng.store.(appendLookuper); ok {
+		// Only the store itself, not a wrapper that embeds it (its
+		// Lookup is what the wrapper changes).
+		if gs, ok := f.r.eng.store.(*GraphStore); ok {
 			if f.buf == nil {
 				f.buf = fetchBufs.Get().(*[]ID)
 			}
-			if err := f.r.appendLookup(al, sh, keys, out, f.buf, st); err != nil {
+			if err := f.r.appendLookup(gs, sh, keys, out, f.buf, st); err != nil {
 				return err
 			}
 		} else if err := f.r.lookup(sh, keys, out, st); err != nil {

@@ -93,7 +93,7 @@ func (g *GraphStore) Lookup(ctx context.Context, self, shard int, keys []Key, ou
 // appendLookup is Lookup reading into buf's spare capacity (grown to the
 // keys' size hint if short): out's lists are slices of the returned
 // buffer, which the caller may reuse once it is done with them
-// (appendLookuper, fetch.release).
+// (fetch.release).
 func (g *GraphStore) appendLookup(ctx context.Context, self, shard int, keys []Key, out [][]ID, buf []ID) ([]ID, ReadCost, error) {
 	v := g.s.Shard(self)
 	var m *rdmakv.Meter
