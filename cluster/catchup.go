@@ -40,7 +40,7 @@ func (n *Node) catchUp() {
 		}
 	}
 	start := time.Now()
-	var b [8]byte
+	var b [16]byte // the applied version and the floor
 	for {
 		seen, any := n.vs.current(), false
 		for i := range n.cfg.Peers {
@@ -56,7 +56,7 @@ func (n *Node) catchUp() {
 			}
 			any = true
 			v := binary.LittleEndian.Uint64(b[:])
-			n.vs.observe(node, v)
+			n.vs.observeWords(node, b[:])
 			seen = max(seen, v)
 		}
 		if any || time.Since(start) > catchUpAlone {

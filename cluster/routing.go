@@ -186,7 +186,8 @@ func (ss *ShardStore) probe() {
 func (ss *ShardStore) probePeer(node rdmakv.NodeID) {
 	t := time.NewTicker(probeEvery)
 	defer t.Stop()
-	var ver, st [8]byte
+	var st [8]byte
+	var ver [16]byte // the applied version and the floor
 	reqs := []rdmakv.ReadRequest{{Node: node, Region: ss.statusRegion(), Dst: st[:]},
 		{Node: node, Region: rdmakv.RegionID(2 * ss.pl.Shards), Dst: ver[:]}}
 	if ss.vs == nil {
@@ -208,7 +209,7 @@ func (ss *ShardStore) probePeer(node rdmakv.NodeID) {
 			continue // stale after peerStale
 		}
 		if ss.vs != nil {
-			ss.vs.observe(node, binary.LittleEndian.Uint64(ver[:]))
+			ss.vs.observeWords(node, ver[:])
 		}
 		p := &ss.peers[node]
 		p.serving.Store(binary.LittleEndian.Uint64(st[:]) != 0)

@@ -50,15 +50,23 @@ type versions struct {
 	applied atomic.Uint64
 	floor   atomic.Uint64 // versions below are not on this node (it installed a snapshot past them)
 	changed chan struct{} // closed and replaced at each apply
-	peers   []atomic.Uint64
-	// peerFloor is the highest floor seen of each peer: once a peer's
-	// floor passed v, v is read from it no more.
-	peerFloor []atomic.Uint64
+	// peers holds what was last seen of each peer's published words: its
+	// applied version and its floor, as one pair (nil: nothing seen since
+	// it was last forgotten). One pointer, so a reader never pairs a
+	// version it saw with a floor from before it (a prober that saw a
+	// restarted peer's version but not its floor let a version the peer
+	// had compacted past read from it).
+	peers []atomic.Pointer[peerSeen]
 }
+
+// peerSeen is what was seen of a peer: the highest applied version and
+// the highest floor (once a peer's floor passed v, v is read from it no
+// more).
+type peerSeen struct{ applied, floor uint64 }
 
 func newVersions(f rdmakv.Fabric, self rdmakv.NodeID, reg rdmakv.RegionID, base, stamp uint64) (*versions, error) {
 	vs := &versions{f: f, self: self, reg: reg, word: make([]uint64, 2), base: base, stamp: stamp,
-		changed: make(chan struct{}), peers: make([]atomic.Uint64, f.Nodes()), peerFloor: make([]atomic.Uint64, f.Nodes())}
+		changed: make(chan struct{}), peers: make([]atomic.Pointer[peerSeen], f.Nodes())}
 	vs.applied.Store(base)
 	vs.word[0] = base
 	buf := unsafe.Slice((*byte)(unsafe.Pointer(&vs.word[0])), 16) // aligned words: a reader sees each whole
@@ -97,23 +105,36 @@ func compactedPast(node rdmakv.NodeID, v, floor uint64) error {
 	return fmt.Errorf("%w: node %d has compacted past version %d the query reads (it installed a snapshot of the replicated log at version %d); run the query again", web.ErrNotReady, node, v, floor)
 }
 
-// observe records that node has applied version got (the highest seen
-// is kept).
-func (vs *versions) observe(node rdmakv.NodeID, got uint64) {
+// observe records that node published applied version got and floor
+// (the highest seen of each is kept). Both come from one read of the
+// node's applied-version region.
+func (vs *versions) observe(node rdmakv.NodeID, got, floor uint64) {
 	for {
-		seen := vs.peers[node].Load()
-		if got <= seen || vs.peers[node].CompareAndSwap(seen, got) {
+		old := vs.peers[node].Load()
+		next := peerSeen{applied: got, floor: floor}
+		if old != nil {
+			next = peerSeen{applied: max(old.applied, got), floor: max(old.floor, floor)}
+			if next == *old {
+				return
+			}
+		}
+		if vs.peers[node].CompareAndSwap(old, &next) {
 			return
 		}
 	}
+}
+
+// observeWords records the applied-version region's 16 bytes read from
+// node: its applied version, then its floor.
+func (vs *versions) observeWords(node rdmakv.NodeID, b []byte) {
+	vs.observe(node, binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]))
 }
 
 // forget drops what was seen of node's version: it is a new process (a
 // restarted node replays from the snapshot), whose applied version starts
 // again lower.
 func (vs *versions) forget(node rdmakv.NodeID) {
-	vs.peers[node].Store(0)
-	vs.peerFloor[node].Store(0)
+	vs.peers[node].Store(nil)
 }
 
 // seen returns the highest version node was seen to have applied since
@@ -122,7 +143,10 @@ func (vs *versions) seen(node rdmakv.NodeID) uint64 {
 	if node == vs.self {
 		return vs.current()
 	}
-	return vs.peers[node].Load()
+	if s := vs.peers[node].Load(); s != nil {
+		return s.applied
+	}
+	return 0
 }
 
 // waitLocal waits until this node has applied version v.
@@ -155,7 +179,7 @@ func (vs *versions) waitNode(ctx context.Context, node rdmakv.NodeID, v uint64) 
 	if node == vs.self {
 		return vs.waitLocal(ctx, v)
 	}
-	if vs.peers[node].Load() >= v && vs.peerFloor[node].Load() <= v {
+	if s := vs.peers[node].Load(); s != nil && s.applied >= v && s.floor <= v {
 		return nil
 	}
 	var b [16]byte
@@ -165,13 +189,10 @@ func (vs *versions) waitNode(ctx context.Context, node rdmakv.NodeID, v uint64) 
 			return fmt.Errorf("cannot read the version node %d applied: %w", node, err)
 		}
 		got, floor := binary.LittleEndian.Uint64(b[:]), binary.LittleEndian.Uint64(b[8:])
-		if floor > vs.peerFloor[node].Load() {
-			vs.peerFloor[node].Store(floor)
-		}
+		vs.observe(node, got, floor)
 		if v < floor {
 			return compactedPast(node, v, floor)
 		}
-		vs.observe(node, got)
 		if got >= v {
 			return nil
 		}
