@@ -44,7 +44,12 @@ func openSimNode(t *testing.T, sim *rdmakv.SimNet, dir, raftDir string, i, n int
 	cfg.RaftTick = 50 * time.Millisecond
 	cfg.Fabric = rdmakv.TCPOptions{Listener: ln, Dial: sim.Dialer(peers[i]),
 		DialTimeout: 200 * time.Millisecond, ConnectWait: 200 * time.Millisecond,
-		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second,
+		// The tests of these nodes crash one with sim.Crash, which resets
+		// its connections (seen at once), and cut no link: a heartbeat
+		// timeout only has to outlast a starved scheduler. At 1 s a full
+		// ./cluster run at load ~27 saw a live peer "lost" (no frame for
+		// 1s) and a fork-join query of TestClusterSnapshotInstall fail.
+		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: 10 * time.Second,
 		BackoffMin: 5 * time.Millisecond, BackoffMax: 50 * time.Millisecond}
 	nd, err := Open(cfg)
 	if err != nil {
