@@ -125,7 +125,7 @@ type Engine struct {
 // plan of a query heavier than maxPlanWeight is not kept.
 type planCache struct {
 	mu    sync.Mutex
-	m     map[planKey]*planner.Plan
+	m     map[planKey]*cachedPlan
 	bytes int
 }
 
@@ -141,13 +141,36 @@ const (
 	maxPlanWeight  = 1 << 20
 )
 
-func (c *planCache) get(k planKey) *planner.Plan {
+// get returns the plan kept for k, if any: an inherited one
+// (InheritPlans) only once its constants are checked against catalog.
+func (c *planCache) get(k planKey, catalog planner.Catalog) *planner.Plan {
+	c.mu.Lock()
+	cp := c.m[k]
+	c.mu.Unlock()
+	if cp == nil {
+		return nil
+	}
+	if !cp.inherited {
+		return cp.p
+	}
+	ok := cp.valid(catalog)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.m[k]
+	if c.m[k] == cp {
+		if ok {
+			c.m[k] = &cachedPlan{p: cp.p, terms: cp.terms}
+		} else {
+			delete(c.m, k)
+			c.bytes -= k.q.Weight()
+		}
+	}
+	if !ok {
+		return nil
+	}
+	return cp.p
 }
 
-func (c *planCache) put(k planKey, p *planner.Plan) {
+func (c *planCache) put(k planKey, p *planner.Plan, terms []termLookup) {
 	w := k.q.Weight()
 	if w > maxPlanWeight {
 		return
@@ -155,10 +178,13 @@ func (c *planCache) put(k planKey, p *planner.Plan) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= planCacheSize || c.bytes+w > planCacheBytes {
-		c.m = map[planKey]*planner.Plan{} // simple bound: start over
+		c.m = map[planKey]*cachedPlan{} // simple bound: start over
 		c.bytes = 0
 	}
-	c.m[k] = p
+	if old := c.m[k]; old != nil {
+		c.bytes -= w
+	}
+	c.m[k] = &cachedPlan{p: p, terms: terms}
 	c.bytes += w
 }
 
@@ -772,18 +798,19 @@ func (e *Engine) Plan(q *sparql.Query, opts Options) (*planner.Plan, error) {
 // with ctx's error once ctx is done (a plan is cached only when complete).
 func (e *Engine) planCtx(ctx context.Context, q *sparql.Query, opts Options) (*planner.Plan, error) {
 	k := planKey{q, opts.Mode, opts.ForkThreshold}
-	if p := e.plans.get(k); p != nil {
+	if p := e.plans.get(k, e.store); p != nil {
 		return p, nil
 	}
 	epoch := e.planEpoch.Load()
-	p, err := planner.Build(q, e.store, e.stats(), planner.Options{
+	cat := &recordingCatalog{cat: e.store}
+	p, err := planner.Build(q, cat, e.stats(), planner.Options{
 		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Cost: e.cfg.Cost, ConstEval: constEval, Ctx: ctx,
 	})
 	if err != nil {
 		return nil, err
 	}
 	if e.planEpoch.Load() == epoch {
-		e.plans.put(k, p)
+		e.plans.put(k, p, cat.terms)
 	}
 	return p, nil
 }

@@ -93,7 +93,7 @@ func (c paramCatalog) LookupTerm(t rdf.Term) (ID, bool) {
 // template whose plan cannot be bound is kept as such (nil plan).
 type templatePlans struct {
 	mu    sync.Mutex
-	m     map[planKey]*planner.Plan
+	m     map[planKey]*cachedPlan
 	bytes int
 }
 
@@ -101,16 +101,20 @@ func (e *Engine) templatePlan(q *sparql.Query, opts Options) (*planner.Plan, err
 	k := planKey{q, opts.Mode, opts.ForkThreshold}
 	c := &e.tplans
 	c.mu.Lock()
-	p, seen := c.m[k]
+	cp, seen := c.m[k]
 	c.mu.Unlock()
+	if seen && cp.inherited {
+		seen = c.check(k, cp, paramCatalog{e.store})
+	}
 	if seen {
-		if p == nil {
+		if cp.p == nil {
 			return nil, ErrNotBindable
 		}
-		return p, nil
+		return cp.p, nil
 	}
 	epoch := e.planEpoch.Load()
-	p, err := planner.Build(q, paramCatalog{e.store}, e.stats(), planner.Options{
+	cat := &recordingCatalog{cat: paramCatalog{e.store}}
+	p, err := planner.Build(q, cat, e.stats(), planner.Options{
 		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Cost: e.cfg.Cost, ConstEval: constEval,
 	})
 	if err != nil {
@@ -123,10 +127,13 @@ func (e *Engine) templatePlan(q *sparql.Query, opts Options) (*planner.Plan, err
 	if w <= maxPlanWeight && e.planEpoch.Load() == epoch {
 		c.mu.Lock()
 		if c.m == nil || len(c.m) >= planCacheSize || c.bytes+w > planCacheBytes {
-			c.m = map[planKey]*planner.Plan{} // simple bound: start over
+			c.m = map[planKey]*cachedPlan{} // simple bound: start over
 			c.bytes = 0
 		}
-		c.m[k] = p
+		if c.m[k] != nil {
+			c.bytes -= w
+		}
+		c.m[k] = &cachedPlan{p: p, terms: cat.terms}
 		c.bytes += w
 		c.mu.Unlock()
 	}

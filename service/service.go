@@ -193,10 +193,16 @@ type generation struct {
 	ds    *graphstore.Dataset
 	engMu sync.Mutex
 	eng   *exec.Engine // nil until engine
-	refs  atomic.Int64
+	// started is eng once set, for a later generation's engine to take
+	// over its cached plans (engine) without taking engMu.
+	started atomic.Pointer[exec.Engine]
+	refs    atomic.Int64
 }
 
-// engine returns the engine over g's dataset, starting it on first use.
+// engine returns the engine over g's dataset, starting it on first use
+// with the cached plans of the served generation's engine (each checked
+// before use: exec.Engine.InheritPlans), so a reader meeting a new
+// version does not plan again what it planned on the last one.
 func (g *generation) engine() (*exec.Engine, error) {
 	g.engMu.Lock()
 	defer g.engMu.Unlock()
@@ -205,7 +211,13 @@ func (g *generation) engine() (*exec.Engine, error) {
 		if err != nil {
 			return nil, err
 		}
+		if g.svc.opts.NewEngine == nil {
+			if cur := g.svc.cur.Load(); cur != nil && cur != g {
+				eng.InheritPlans(cur.started.Load())
+			}
+		}
 		g.eng = eng
+		g.started.Store(eng)
 	}
 	return g.eng, nil
 }
