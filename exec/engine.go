@@ -143,7 +143,7 @@ const (
 
 // get returns the plan kept for k, if any: an inherited one
 // (InheritPlans) only once its constants are checked against catalog.
-func (c *planCache) get(k planKey, catalog planner.Catalog) *planner.Plan {
+func (c *planCache) get(k planKey, catalog planner.Catalog, now *planner.Stats) *planner.Plan {
 	c.mu.Lock()
 	cp := c.m[k]
 	c.mu.Unlock()
@@ -153,12 +153,12 @@ func (c *planCache) get(k planKey, catalog planner.Catalog) *planner.Plan {
 	if !cp.inherited {
 		return cp.p
 	}
-	ok := cp.valid(catalog)
+	ok := cp.valid(catalog, now)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m[k] == cp {
 		if ok {
-			c.m[k] = &cachedPlan{p: cp.p, terms: cp.terms}
+			c.m[k] = &cachedPlan{p: cp.p, terms: cp.terms, stats: cp.stats}
 		} else {
 			delete(c.m, k)
 			c.bytes -= k.q.Weight()
@@ -170,7 +170,7 @@ func (c *planCache) get(k planKey, catalog planner.Catalog) *planner.Plan {
 	return cp.p
 }
 
-func (c *planCache) put(k planKey, p *planner.Plan, terms []termLookup) {
+func (c *planCache) put(k planKey, p *planner.Plan, terms []termLookup, stats *planner.Stats) {
 	w := k.q.Weight()
 	if w > maxPlanWeight {
 		return
@@ -184,7 +184,7 @@ func (c *planCache) put(k planKey, p *planner.Plan, terms []termLookup) {
 	if old := c.m[k]; old != nil {
 		c.bytes -= w
 	}
-	c.m[k] = &cachedPlan{p: p, terms: terms}
+	c.m[k] = &cachedPlan{p: p, terms: terms, stats: stats}
 	c.bytes += w
 }
 
@@ -798,19 +798,20 @@ func (e *Engine) Plan(q *sparql.Query, opts Options) (*planner.Plan, error) {
 // with ctx's error once ctx is done (a plan is cached only when complete).
 func (e *Engine) planCtx(ctx context.Context, q *sparql.Query, opts Options) (*planner.Plan, error) {
 	k := planKey{q, opts.Mode, opts.ForkThreshold}
-	if p := e.plans.get(k, e.store); p != nil {
+	stats := e.stats()
+	if p := e.plans.get(k, e.store, stats); p != nil {
 		return p, nil
 	}
 	epoch := e.planEpoch.Load()
 	cat := &recordingCatalog{cat: e.store}
-	p, err := planner.Build(q, cat, e.stats(), planner.Options{
+	p, err := planner.Build(q, cat, stats, planner.Options{
 		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Cost: e.cfg.Cost, ConstEval: constEval, Ctx: ctx,
 	})
 	if err != nil {
 		return nil, err
 	}
 	if e.planEpoch.Load() == epoch {
-		e.plans.put(k, p, cat.terms)
+		e.plans.put(k, p, cat.terms, stats)
 	}
 	return p, nil
 }

@@ -104,7 +104,7 @@ func (e *Engine) templatePlan(q *sparql.Query, opts Options) (*planner.Plan, err
 	cp, seen := c.m[k]
 	c.mu.Unlock()
 	if seen && cp.inherited {
-		seen = c.check(k, cp, paramCatalog{e.store})
+		seen = c.check(k, cp, paramCatalog{e.store}, e.stats())
 	}
 	if seen {
 		if cp.p == nil {
@@ -114,7 +114,8 @@ func (e *Engine) templatePlan(q *sparql.Query, opts Options) (*planner.Plan, err
 	}
 	epoch := e.planEpoch.Load()
 	cat := &recordingCatalog{cat: paramCatalog{e.store}}
-	p, err := planner.Build(q, cat, e.stats(), planner.Options{
+	stats := e.stats()
+	p, err := planner.Build(q, cat, stats, planner.Options{
 		Mode: opts.Mode, ForkThreshold: opts.ForkThreshold, Cost: e.cfg.Cost, ConstEval: constEval,
 	})
 	if err != nil {
@@ -133,7 +134,7 @@ func (e *Engine) templatePlan(q *sparql.Query, opts Options) (*planner.Plan, err
 		if c.m[k] != nil {
 			c.bytes -= w
 		}
-		c.m[k] = &cachedPlan{p: p, terms: cat.terms}
+		c.m[k] = &cachedPlan{p: p, terms: cat.terms, stats: stats}
 		c.bytes += w
 		c.mu.Unlock()
 	}

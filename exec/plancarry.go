@@ -25,6 +25,7 @@ import (
 type cachedPlan struct {
 	p         *planner.Plan
 	terms     []termLookup
+	stats     *planner.Stats // the statistics it was planned with
 	inherited bool
 }
 
@@ -48,11 +49,43 @@ func (c *recordingCatalog) LookupTerm(t rdf.Term) (ID, bool) {
 	return id, ok
 }
 
-// valid reports whether every lookup of cp's planning has the same answer
-// in cat.
-func (cp *cachedPlan) valid(cat planner.Catalog) bool {
+// valid reports whether the inherited plan cp serves an engine with
+// catalog cat and statistics now: every lookup of its planning has the
+// same answer in cat (else its rows could differ), and the counts its
+// estimates read have not drifted (else it is planned again with the new
+// statistics, so plans follow the data as it grows: statsClose).
+func (cp *cachedPlan) valid(cat planner.Catalog, now *planner.Stats) bool {
 	for _, l := range cp.terms {
 		if id, ok := cat.LookupTerm(l.t); ok != l.ok || id != l.id {
+			return false
+		}
+	}
+	return statsClose(cp.stats, now, cp.terms)
+}
+
+// statsClose reports whether the statistics now are within a quarter of
+// then in the counts a plan's estimates read: the store's triples and
+// vertices, the numbers of predicates and classes, and the triples of
+// each predicate and the instances of each class among its constants.
+// Counts are compared with 64 added to each, so a handful of writes to
+// a small class does not count as drift.
+func statsClose(then, now *planner.Stats, terms []termLookup) bool {
+	if then == nil || now == nil {
+		return false
+	}
+	near := func(a, b uint64) bool {
+		x, y := float64(a)+64, float64(b)+64
+		return x <= 1.25*y && y <= 1.25*x
+	}
+	if !near(then.Triples, now.Triples) || !near(then.Vertices, now.Vertices) ||
+		!near(uint64(len(then.Preds)), uint64(len(now.Preds))) || !near(uint64(len(then.Classes)), uint64(len(now.Classes))) {
+		return false
+	}
+	for _, l := range terms {
+		if !l.ok {
+			continue
+		}
+		if !near(then.Preds[l.id].Triples, now.Preds[l.id].Triples) || !near(then.Classes[l.id], now.Classes[l.id]) {
 			return false
 		}
 	}
@@ -61,13 +94,13 @@ func (cp *cachedPlan) valid(cat planner.Catalog) bool {
 
 // check validates the inherited template plan cp kept for k against cat:
 // it then counts as this engine's own (true), or is dropped (false).
-func (c *templatePlans) check(k planKey, cp *cachedPlan, cat planner.Catalog) bool {
-	ok := cp.valid(cat)
+func (c *templatePlans) check(k planKey, cp *cachedPlan, cat planner.Catalog, now *planner.Stats) bool {
+	ok := cp.valid(cat, now)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m[k] == cp {
 		if ok {
-			c.m[k] = &cachedPlan{p: cp.p, terms: cp.terms}
+			c.m[k] = &cachedPlan{p: cp.p, terms: cp.terms, stats: cp.stats}
 		} else {
 			delete(c.m, k)
 			c.bytes -= k.q.Weight()
@@ -95,7 +128,7 @@ func (e *Engine) InheritPlans(old *Engine) {
 	inherit := func(m map[planKey]*cachedPlan) map[planKey]*cachedPlan {
 		out := make(map[planKey]*cachedPlan, len(m))
 		for k, cp := range m {
-			out[k] = &cachedPlan{p: cp.p, terms: cp.terms, inherited: true}
+			out[k] = &cachedPlan{p: cp.p, terms: cp.terms, stats: cp.stats, inherited: true}
 		}
 		return out
 	}

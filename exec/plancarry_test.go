@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/wukongd/wukongd/graphstore"
@@ -75,6 +76,26 @@ func TestInheritPlans(t *testing.T) {
 	}
 	if res.Len() != 1 {
 		t.Fatalf("%d rows of D's instances on the new version, want 1", res.Len())
+	}
+	// After the data grew past a quarter, the plan is made again with the
+	// new statistics.
+	var grow []rdf.Triple
+	for i := 0; i < 200; i++ {
+		grow = append(grow, rdf.Triple{S: ex(fmt.Sprintf("n%d", i)), P: typ, O: ex("C")})
+	}
+	d3, err := d2.Apply(ctx, graphstore.GraphChange{Insert: grow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d3.Close()
+	e4, err := NewDatasetEngine(d3, Config{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e4.Close()
+	e4.InheritPlans(e2)
+	if p, err := e4.Plan(known, Options{}); err != nil || p == pk {
+		t.Fatalf("a plan made on 4 triples was kept at 204 (%v)", err)
 	}
 	// Another plan choice (another cost model) is not taken over.
 	e3, err := NewDatasetEngine(d2, Config{Workers: 1, Cost: otherCost()})
