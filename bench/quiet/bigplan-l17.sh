@@ -8,7 +8,7 @@
 # and the load average before and after. Counts to compare with Wukong's
 # LUBM-2560: L1 2,528; L2 2,765,067; L3 0; L4 10; L5 10; L6 125; L7 112,559.
 #
-#   sh /work/notes/scripts/bigplan-l17.sh            # 640, then 2560 if its snapshot exists
+#   sh bench/quiet/bigplan-l17.sh            # 640, then 2560 if its snapshot exists
 #   SCALES=640 ROUNDS=3 BASE=<rev> NEW=<rev> sh bigplan-l17.sh
 #
 # Snapshots: SNAP640 (default /work/scratch/big/snap640), SNAP2560

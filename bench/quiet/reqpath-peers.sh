@@ -28,4 +28,4 @@ flock /work/notes/bigmem.lock make bench-peers SCALE=40 MACHINE=dev-2c \
 	BENCH_FLAGS="--data /work/shared/datasets/lubm/lubm40.nt.gz --work $WORK --out $OUT --ports 18700" >"$OUT/bench.log" 2>&1 || { echo "bench failed:"; tail -30 "$OUT/bench.log"; exit 1; }
 echo "after: $(uptime)"
 cat "$OUT/report.md"
-python3 /work/notes/scripts/reqpath-check.py "$OUT/report.json"
+python3 "$(dirname "$0")/reqpath-check.py" "$OUT/report.json"
