@@ -123,7 +123,11 @@ type Engine struct {
 // options that change the plan. Plans are immutable once built. It is
 // bounded in entries and in bytes (each charged its query's Weight); the
 // plan of a query heavier than maxPlanWeight is not kept.
-type planCache struct {
+type planCache struct{ planMap }
+
+// planMap is the map both plan caches keep (planCache here, templatePlans
+// in params.go), bounded in bytes by the caller.
+type planMap struct {
 	mu    sync.Mutex
 	m     map[planKey]*cachedPlan
 	bytes int
@@ -153,18 +157,7 @@ func (c *planCache) get(k planKey, catalog planner.Catalog, now *planner.Stats) 
 	if !cp.inherited {
 		return cp.p
 	}
-	ok := cp.valid(catalog, now)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m[k] == cp {
-		if ok {
-			c.m[k] = &cachedPlan{p: cp.p, terms: cp.terms, stats: cp.stats}
-		} else {
-			delete(c.m, k)
-			c.bytes -= k.q.Weight()
-		}
-	}
-	if !ok {
+	if !c.settle(k, cp, catalog, now) {
 		return nil
 	}
 	return cp.p

@@ -25,6 +25,16 @@ type StepStats struct {
 	Forks           uint64 // sub-queries sent
 }
 
+// addCost adds a fabric read's cost to s; a nil s (not analyzed) keeps none.
+func (s *StepStats) addCost(c ReadCost) {
+	if s == nil {
+		return
+	}
+	s.Reads += c.Reads
+	s.ReadBytes += c.Bytes
+	s.RoundTrips += c.RoundTrips
+}
+
 // newStepStats returns the measurements of steps steps on every shard:
 // step k on shard sh is [k*shards+sh] (task.stat). Sub-query replies
 // carry them so (their sum is elementwise); foldStats sums the shards.
@@ -170,11 +180,7 @@ func (r *task) lookup(shard int, keys []Key, out [][]ID, st *StepStats) error {
 	if err != nil {
 		return err
 	}
-	if st != nil {
-		st.Reads += c.Reads
-		st.ReadBytes += c.Bytes
-		st.RoundTrips += c.RoundTrips
-	}
+	st.addCost(c)
 	return nil
 }
 
@@ -185,11 +191,7 @@ func (r *task) appendLookup(gs *GraphStore, shard int, keys []Key, out [][]ID, b
 	if err != nil {
 		return err
 	}
-	if st != nil {
-		st.Reads += c.Reads
-		st.ReadBytes += c.Bytes
-		st.RoundTrips += c.RoundTrips
-	}
+	st.addCost(c)
 	return nil
 }
 

@@ -79,14 +79,18 @@ func tsv(res *Result) string {
 
 var modes = []planner.Mode{planner.ModeAuto, planner.ModeInPlace, planner.ModeForkJoin}
 
-func TestLUBM1Answers(t *testing.T) {
-	triples := lubm1(t)
-	type query struct {
-		name string
-		q    *sparql.Query
-		want string
-	}
-	var queries []query
+// lubmQuery is one LUBM-1 query of both sets with its reference answer.
+type lubmQuery struct {
+	name string
+	q    *sparql.Query
+	want string
+}
+
+// lubm1Queries reads the 26 LUBM-1 queries (wukong and std) and their
+// reference answers as TSV.
+func lubm1Queries(t *testing.T) []lubmQuery {
+	t.Helper()
+	var queries []lubmQuery
 	for _, set := range []string{"wukong", "std"} {
 		files, _ := filepath.Glob(filepath.Join(lubmDir, "queries", set, "*.rq"))
 		for _, f := range files {
@@ -103,12 +107,18 @@ func TestLUBM1Answers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			queries = append(queries, query{set + "/" + base, q, string(bytes.TrimRight(want, "\n")) + "\n"})
+			queries = append(queries, lubmQuery{set + "/" + base, q, string(bytes.TrimRight(want, "\n")) + "\n"})
 		}
 	}
 	if len(queries) != 26 {
 		t.Fatalf("found %d queries, want 26", len(queries))
 	}
+	return queries
+}
+
+func TestLUBM1Answers(t *testing.T) {
+	triples := lubm1(t)
+	queries := lubm1Queries(t)
 	for _, shards := range []int{1, 4} {
 		e := newTestEngine(t, triples, shards)
 		for _, m := range modes {
@@ -133,31 +143,7 @@ func TestLUBM1Answers(t *testing.T) {
 // queries running side by side.
 func TestLUBM1AnswersConcurrent(t *testing.T) {
 	triples := lubm1(t)
-	var queries []*sparql.Query
-	var wants []string
-	for _, set := range []string{"wukong", "std"} {
-		files, _ := filepath.Glob(filepath.Join(lubmDir, "queries", set, "*.rq"))
-		for _, f := range files {
-			text, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			q, err := sparql.ParseQuery(string(text))
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			base := strings.TrimSuffix(filepath.Base(f), ".rq")
-			want, err := os.ReadFile(filepath.Join(lubmDir, "answers", "lubm1", set, base+".tsv"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			queries = append(queries, q)
-			wants = append(wants, string(bytes.TrimRight(want, "\n"))+"\n")
-		}
-	}
-	if len(queries) != 26 {
-		t.Fatalf("found %d queries, want 26", len(queries))
-	}
+	queries := lubm1Queries(t)
 	e := newTestEngine(t, triples, 4)
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
@@ -167,14 +153,14 @@ func TestLUBM1AnswersConcurrent(t *testing.T) {
 			for n := range 2 * len(queries) {
 				i := (n + 7*g) % len(queries) // each goroutine in its own order
 				m := modes[(n+g)%len(modes)]
-				res, err := e.Run(context.Background(), queries[i], Options{Mode: m})
+				res, err := e.Run(context.Background(), queries[i].q, Options{Mode: m})
 				if err != nil {
 					t.Errorf("goroutine %d, %s, query %d: %v", g, m, i, err)
 					continue
 				}
-				if got := tsv(res); got != wants[i] {
+				if got := tsv(res); got != queries[i].want {
 					t.Errorf("goroutine %d, %s, query %d: got %d rows, want %d", g, m, i,
-						strings.Count(got, "\n")-1, strings.Count(wants[i], "\n")-1)
+						strings.Count(got, "\n")-1, strings.Count(queries[i].want, "\n")-1)
 				}
 			}
 		}(g)

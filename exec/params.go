@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sync"
 	"time"
 
 	"github.com/wukongd/wukongd/planner"
@@ -91,11 +90,7 @@ func (c paramCatalog) LookupTerm(t rdf.Term) (ID, bool) {
 
 // templatePlans keeps the plans of templates, keyed like planCache; a
 // template whose plan cannot be bound is kept as such (nil plan).
-type templatePlans struct {
-	mu    sync.Mutex
-	m     map[planKey]*cachedPlan
-	bytes int
-}
+type templatePlans struct{ planMap }
 
 func (e *Engine) templatePlan(q *sparql.Query, opts Options) (*planner.Plan, error) {
 	k := planKey{q, opts.Mode, opts.ForkThreshold}
@@ -104,7 +99,7 @@ func (e *Engine) templatePlan(q *sparql.Query, opts Options) (*planner.Plan, err
 	cp, seen := c.m[k]
 	c.mu.Unlock()
 	if seen && cp.inherited {
-		seen = c.check(k, cp, paramCatalog{e.store}, e.stats())
+		seen = c.settle(k, cp, paramCatalog{e.store}, e.stats())
 	}
 	if seen {
 		if cp.p == nil {

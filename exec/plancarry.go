@@ -92,9 +92,9 @@ func statsClose(then, now *planner.Stats, terms []termLookup) bool {
 	return true
 }
 
-// check validates the inherited template plan cp kept for k against cat:
-// it then counts as this engine's own (true), or is dropped (false).
-func (c *templatePlans) check(k planKey, cp *cachedPlan, cat planner.Catalog, now *planner.Stats) bool {
+// settle validates the inherited plan cp kept for k against cat: it then
+// counts as this engine's own (true), or is dropped (false).
+func (c *planMap) settle(k planKey, cp *cachedPlan, cat planner.Catalog, now *planner.Stats) bool {
 	ok := cp.valid(cat, now)
 	c.mu.Lock()
 	defer c.mu.Unlock()
