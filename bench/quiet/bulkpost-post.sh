@@ -20,19 +20,12 @@ FILES=${FILES:-"new0 new1 old1"}
 LUBM=/work/shared/datasets/lubm
 REVS=("$@"); [ ${#REVS[@]} -eq 0 ] && REVS=($(git -C "$REPO" rev-parse --short HEAD))
 mkdir -p "$WORK"
-for r in "${REVS[@]}"; do
-  if [ ! -x "$WORK/wk-$r" ]; then
-    d=$(mktemp -d "$WORK/src.XXXX")
-    git -C "$REPO" archive "$r" | tar -x -C "$d"
-    (cd "$d" && go build -o "$WORK/wk-$r.tmp" ./cmd/wukongd) && mv "$WORK/wk-$r.tmp" "$WORK/wk-$r"
-    rm -rf "$d"
-  fi
-done
+. "$(dirname "$0")/lib.sh"
+build_revs "$REPO" "$WORK" "${REVS[@]}"
 W0="$WORK/wk-${REVS[0]}"
 [ -d "$WORK/l40" ] || { "$W0" load --shards 4 --out "$WORK/l40.tmp" $LUBM/lubm40.nt.gz >/dev/null 2>&1 && mv "$WORK/l40.tmp" "$WORK/l40"; }
 [ -f "$WORK/l10.nt" ] || { zcat $LUBM/lubm10.nt.gz > "$WORK/l10.tmp" && mv "$WORK/l10.tmp" "$WORK/l10.nt"; }
 [ -f "$WORK/l10new.nt" ] || { sed s/University/Univ/g "$WORK/l10.nt" > "$WORK/l10new.tmp" && mv "$WORK/l10new.tmp" "$WORK/l10new.nt"; }
-cpu() { awk '{print ($14+$15)/100}' /proc/$1/stat; }
 run() { # rev file readers
   local W="$WORK/wk-$1" F=$2 R=$3 run="$WORK/run"
   rm -rf "$run"; cp -rL "$WORK/l40" "$run"; chmod -R u+w "$run"

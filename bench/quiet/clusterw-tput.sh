@@ -22,17 +22,10 @@ LUBM=/work/shared/datasets/lubm
 HP=18610 # HTTP ports 18610..18612, fabric 18620..18622, single process 18630
 REVS=("$@"); [ ${#REVS[@]} -eq 0 ] && REVS=($(git -C "$REPO" rev-parse --short HEAD))
 mkdir -p "$WORK"
-for r in "${REVS[@]}"; do
-  if [ ! -x "$WORK/wk-$r" ]; then
-    d=$(mktemp -d "$WORK/src.XXXX")
-    git -C "$REPO" archive "$r" | tar -x -C "$d"
-    (cd "$d" && go build -o "$WORK/wk-$r.tmp" ./cmd/wukongd) && mv "$WORK/wk-$r.tmp" "$WORK/wk-$r"
-    rm -rf "$d"
-  fi
-done
+. "$(dirname "$0")/lib.sh"
+build_revs "$REPO" "$WORK" "${REVS[@]}"
 W0="$WORK/wk-${REVS[0]}"
 [ -d "$WORK/l1s6" ] || { "$W0" load --shards 6 --out "$WORK/l1s6.tmp" $LUBM/lubm1.nt.gz >/dev/null 2>&1 && mv "$WORK/l1s6.tmp" "$WORK/l1s6"; }
-cpu() { awk '{print ($14+$15)/100}' /proc/$1/stat; }
 load() { uptime | sed 's/.*average: //'; }
 PEERS=127.0.0.1:18620,127.0.0.1:18621,127.0.0.1:18622
 URLS=http://127.0.0.1:18610,http://127.0.0.1:18611,http://127.0.0.1:18612

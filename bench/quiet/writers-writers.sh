@@ -20,17 +20,10 @@ PORT=${PORT:-18580}
 LUBM=/work/shared/datasets/lubm
 REVS=("$@"); [ ${#REVS[@]} -eq 0 ] && REVS=($(git -C "$REPO" rev-parse --short HEAD))
 mkdir -p "$WORK"
-for r in "${REVS[@]}"; do
-  if [ ! -x "$WORK/wk-$r" ]; then
-    d=$(mktemp -d "$WORK/src.XXXX")
-    git -C "$REPO" archive "$r" | tar -x -C "$d"
-    (cd "$d" && go build -o "$WORK/wk-$r.tmp" ./cmd/wukongd) && mv "$WORK/wk-$r.tmp" "$WORK/wk-$r"
-    rm -rf "$d"
-  fi
-done
+. "$(dirname "$0")/lib.sh"
+build_revs "$REPO" "$WORK" "${REVS[@]}"
 W0="$WORK/wk-${REVS[0]}"
 [ -d "$WORK/l40" ] || { "$W0" load --shards 4 --out "$WORK/l40.tmp" $LUBM/lubm40.nt.gz >/dev/null 2>&1 && mv "$WORK/l40.tmp" "$WORK/l40"; }
-cpu() { awk '{print ($14+$15)/100}' /proc/$1/stat; }
 start() { # rev
   rm -rf "$WORK/run"; cp -r "$WORK/l40" "$WORK/run"
   "$WORK/wk-$1" serve --data "$WORK/run" --update-token T --addr 127.0.0.1:$PORT --log-level warn > "$WORK/serve.log" 2>&1 &
