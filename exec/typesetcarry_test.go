@@ -33,7 +33,9 @@ func classSets(e *Engine) map[ID]map[typeSetKey]*idSet {
 // the new instance and keep the deleted one).
 func TestInheritTypeSets(t *testing.T) {
 	ctx := context.Background()
-	ex := func(f string, a ...any) rdf.Term { return rdf.NewIRI("http://typesets.example/" + fmt.Sprintf(f, a...)) }
+	ex := func(f string, a ...any) rdf.Term {
+		return rdf.NewIRI("http://typesets.example/" + fmt.Sprintf(f, a...))
+	}
 	typ := rdf.NewIRI("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
 	hub, p, q := ex("hub"), ex("p"), ex("q")
 	var base []rdf.Triple
