@@ -15,22 +15,45 @@ import (
 	"github.com/wukongd/wukongd/web"
 )
 
-// Query implements web.Backend.
-func (s *Service) Query(ctx context.Context, req *web.QueryRequest) (*web.Result, error) {
-	cpugate.Default.Foreground() // bulk writes leave it a processor
+// queryOptions are the engine's options for req.
+func (s *Service) queryOptions(req *web.QueryRequest) (exec.Options, error) {
 	mode := s.opts.Mode
 	if req.Mode != web.ModeAuto {
 		m, ok := planner.ParseMode(string(req.Mode))
 		if !ok {
-			return nil, fmt.Errorf("%w: mode %q (auto, in-place or fork-join)", web.ErrBadRequest, req.Mode)
+			return exec.Options{}, fmt.Errorf("%w: mode %q (auto, in-place or fork-join)", web.ErrBadRequest, req.Mode)
 		}
 		mode = m
 	}
 	// HoldMemory: the answer stays charged to the query's budget while
 	// web writes it, with web's response buffer (Grow); the iterators
 	// release it at Close.
-	opts := exec.Options{Mode: mode, ForkThreshold: s.opts.ForkThreshold, Analyze: req.Explain == web.ExplainAnalyze,
-		Explicit: req.ExplicitOnly, HoldMemory: true}
+	return exec.Options{Mode: mode, ForkThreshold: s.opts.ForkThreshold, Analyze: req.Explain == web.ExplainAnalyze,
+		Explicit: req.ExplicitOnly, HoldMemory: true}, nil
+}
+
+// QueryInline implements web.InlineQuerier: a query of a known shape (the
+// template's plan bound to its constants, queryShape: no parse, no plan
+// search, a run that checks ctx) runs on the caller's goroutine. Any other
+// query — a new shape, EXPLAIN, a protocol dataset, a bad mode, constants
+// the plan cannot take — is left to Query (ok false) after the shape's
+// lookup only.
+func (s *Service) QueryInline(ctx context.Context, req *web.QueryRequest) (*web.Result, bool, error) {
+	opts, err := s.queryOptions(req)
+	if err != nil {
+		return nil, false, nil
+	}
+	cpugate.Default.Foreground() // bulk writes leave it a processor
+	return s.queryShape(ctx, req, opts)
+}
+
+// Query implements web.Backend.
+func (s *Service) Query(ctx context.Context, req *web.QueryRequest) (*web.Result, error) {
+	cpugate.Default.Foreground() // bulk writes leave it a processor
+	opts, err := s.queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
 	if res, ok, err := s.queryShape(ctx, req, opts); ok {
 		return res, err
 	}

@@ -179,6 +179,7 @@ var (
 	_ web.Readier       = (*Service)(nil)
 	_ web.Compactor     = (*Service)(nil)
 	_ web.Prefixer      = (*Service)(nil)
+	_ web.InlineQuerier = (*Service)(nil)
 )
 
 // generation is one immutable dataset and the engine over it. refs counts
@@ -201,10 +202,8 @@ type generation struct {
 
 // engine returns the engine over g's dataset, starting it on first use
 // with the cached plans of the served generation's engine (each checked
-// before use: exec.Engine.InheritPlans) and its bitmaps of the classes
-// no write since touched (exec.Engine.InheritTypeSets), so a reader
-// meeting a new version does not plan again what it planned on the last
-// one, nor read again the instances of every class it type-checks.
+// before use: exec.Engine.InheritPlans), so a reader meeting a new
+// version does not plan again what it planned on the last one.
 func (g *generation) engine() (*exec.Engine, error) {
 	g.engMu.Lock()
 	defer g.engMu.Unlock()
@@ -215,9 +214,7 @@ func (g *generation) engine() (*exec.Engine, error) {
 		}
 		if g.svc.opts.NewEngine == nil {
 			if cur := g.svc.cur.Load(); cur != nil && cur != g {
-				prev := cur.started.Load()
-				eng.InheritPlans(prev)
-				eng.InheritTypeSets(prev)
+				eng.InheritPlans(cur.started.Load())
 			}
 		}
 		g.eng = eng

@@ -70,6 +70,18 @@ type (
 	Prefixer interface {
 		Prefixes() map[string]string
 	}
+	// InlineQuerier is a Backend that can run some queries on the
+	// handler's goroutine instead of a worker's (a hand-off that costs a
+	// light query a goroutine wake-up, often on the other processor).
+	// QueryInline runs req as Query would when the backend knows the query
+	// will stop within gracePeriod of ctx ending (its plan is ready and its
+	// run checks ctx), and returns ok; for any other query it returns ok
+	// false having done only that cheap test, and the web layer calls
+	// Query on a worker, which answers by the deadline even if the backend
+	// does not.
+	InlineQuerier interface {
+		QueryInline(ctx context.Context, req *QueryRequest) (res *Result, ok bool, err error)
+	}
 )
 
 // QueryRequest is one SPARQL query from the protocol layer.

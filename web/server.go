@@ -92,6 +92,7 @@ type Server struct {
 	slots   chan struct{}
 	updates chan struct{}
 	workers *workerPool
+	inline  InlineQuerier // the backend, when it runs some queries inline
 
 	mu      sync.Mutex
 	running map[runKey]*queryCtx
@@ -148,6 +149,7 @@ func New(opts Options) (*Server, error) {
 		workers: newWorkerPool(10 * time.Second),
 		running: map[runKey]*queryCtx{},
 	}
+	s.inline, _ = opts.Backend.(InlineQuerier)
 	m, err := newMetrics(reg, opts.Backend, s)
 	if err != nil {
 		return nil, err

@@ -329,8 +329,19 @@ const gracePeriod = 200 * time.Millisecond
 // slot (release) stays taken until the backend has returned: when
 // callQuery answers first, the late return releases it, so the
 // concurrency cap bounds the work running, not only the requests
-// answering.
+// answering. A query the backend takes inline (InlineQuerier) runs on the
+// caller's goroutine, under the same slot and ctx; a result it returns
+// after ctx ended is closed, as a late one from a worker is.
 func (s *Server) callQuery(ctx context.Context, req *QueryRequest, slot *slotRef) (*Result, error) {
+	if s.inline != nil {
+		if res, ok, err := s.inline.QueryInline(ctx, req); ok {
+			if err == nil && ctx.Err() != nil {
+				closeResult(res)
+				return nil, ctx.Err()
+			}
+			return res, err
+		}
+	}
 	type outcome struct {
 		res *Result
 		err error
