@@ -143,3 +143,104 @@ func TestClusterConcurrentWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterWritesShareEntry: writes that reach a node while every slot
+// of its proposer is taken queue up and go into the next entry together —
+// one entry, one version, on every node — through the whole write path
+// (Backend().Update); each is answered on its own: one that is refused at
+// apply (a plain vertex used as a predicate) fails alone, leaves nothing
+// behind (neither its triple nor its new terms), and does not fail the
+// requests it shared the entry with.
+func TestClusterWritesShareEntry(t *testing.T) {
+	nodes := writableSimCluster(t, 19, 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := updateRetry(ctx, nodes[0], "INSERT DATA { <http://ex.org/v1> <http://ex.org/p> <http://ex.org/o> }"); err != nil {
+		t.Fatal(err)
+	}
+	v := nodes[0].Version()
+	waitVersion(t, nodes, v)
+	reqs0 := make([]uint64, len(nodes))
+	for i, nd := range nodes {
+		reqs0[i] = nd.requests.Load()
+	}
+	nd := nodes[1]
+	p := nd.prop
+	for range maxInflight {
+		p.slots <- struct{}{} // as if maxInflight entries were in flight
+	}
+	const writers = 12
+	errs := make([]error, writers+1)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			errs[w] = update(ctx, nd, fmt.Sprintf("INSERT DATA { <http://ex.org/bw%d> <http://ex.org/bw> %d }", w, w))
+		})
+	}
+	wg.Go(func() {
+		errs[writers] = update(ctx, nd, "INSERT DATA { <http://ex.org/bx> <http://ex.org/v1> <http://ex.org/leftbehind> }")
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		p.mu.Lock()
+		queued := len(p.queue)
+		p.mu.Unlock()
+		if queued == writers+1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d writes queued", queued, writers+1)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	for range maxInflight {
+		<-p.slots
+	}
+	wg.Wait()
+	for w, err := range errs[:writers] {
+		if err != nil {
+			t.Errorf("write %d: %v", w, err)
+		}
+	}
+	if err := errs[writers]; !errors.Is(err, web.ErrUnsupported) {
+		t.Errorf("the write using a vertex as a predicate: %v, want ErrUnsupported", err)
+	}
+	waitVersion(t, nodes, v+1)
+	var want []string
+	for w := range writers {
+		want = append(want, fmt.Sprintf("<http://ex.org/bw%d>", w))
+	}
+	slices.Sort(want)
+	for i, nd := range nodes {
+		if got := nd.Version(); got != v+1 {
+			t.Errorf("node %d at version %d after the %d writes from %d, want one entry (%d)", nd.cfg.Node, got, writers+1, v, v+1)
+		}
+		if got := nd.requests.Load() - reqs0[i]; got != writers {
+			t.Errorf("node %d applied %d requests, want %d", nd.cfg.Node, got, writers)
+		}
+		for _, mode := range []web.ExecMode{web.ModeInPlace, web.ModeForkJoin} {
+			got, err := selectIn(ctx, nd, mode, `SELECT ?s WHERE { ?s <http://ex.org/bw> ?n }`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("node %d %s: %v, want %v", nd.cfg.Node, mode, got, want)
+			}
+			got, err = selectIn(ctx, nd, mode, `SELECT ?o WHERE { <http://ex.org/bx> ?p ?o }`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 0 {
+				t.Errorf("node %d %s: the refused write left %v", nd.cfg.Node, mode, got)
+			}
+		}
+		nd.tipMu.Lock()
+		d := nd.tip.Dict()
+		nd.tipMu.Unlock()
+		for _, s := range []string{"bx", "leftbehind"} {
+			if _, ok := d.Lookup(exIRI(s)); ok {
+				t.Errorf("node %d: the refused write left the term %s in the dictionary", nd.cfg.Node, s)
+			}
+		}
+	}
+}
