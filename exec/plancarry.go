@@ -3,6 +3,7 @@ package exec
 import (
 	"slices"
 
+	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/planner"
 	"github.com/wukongd/wukongd/rdf"
 )
@@ -148,4 +149,61 @@ func (e *Engine) InheritPlans(old *Engine) {
 		e.tplans.m, e.tplans.bytes = tm, tb
 	}
 	e.tplans.mu.Unlock()
+}
+
+// A class's bitmap (typeSet) depends on nothing but its type index, the
+// lists (IndexVertex, c, In) of the shards. A write that adds or removes
+// no instance of c leaves them as they were, so a version's engine can
+// take over the bitmaps of its predecessor for every class the writes
+// between them did not touch, and build (on first use) only the others:
+// under a stream of small writes each version touches a few classes, and
+// rebuilding every class's bitmap for each version cost the first query
+// on it a read of every big class's instances.
+
+// versionedStore is a store that can tell whether a list reads the same
+// as on an earlier version's store (GraphStore, over graphstore.Store).
+type versionedStore interface {
+	listsSameAs(old Store, k Key) bool
+}
+
+func (g *GraphStore) listsSameAs(old Store, k Key) bool {
+	o, ok := old.(interface{ Graph() *graphstore.Store })
+	return ok && g.s.ListsSameAs(o.Graph(), k)
+}
+
+// InheritTypeSets takes over old's bitmaps of classes' instances for
+// every class whose type index reads the same on e's store as on old's
+// (graphstore.Store.ListsSameAs: no write between them touched it), for
+// an engine over a later version of old's dataset. It returns the number
+// of bitmaps taken over. As InheritPlans, nothing is taken when shard
+// count, rdf:type's ID or the local shards differ; call it before e runs
+// any query.
+func (e *Engine) InheritTypeSets(old *Engine) int {
+	if old == nil || old == e {
+		return 0
+	}
+	vs, ok := e.store.(versionedStore)
+	if !ok || old.store.Shards() != e.store.Shards() || !slices.Equal(old.local, e.local) {
+		return 0
+	}
+	if ost, nst := old.stats(), e.stats(); ost == nil || nst == nil || ost.TypeID != nst.TypeID {
+		return 0
+	}
+	same := map[ID]bool{}
+	n := 0
+	old.typeSets.Range(func(k, v any) bool {
+		tk := k.(typeSetKey)
+		ok, seen := same[tk.class]
+		if !seen {
+			ok = vs.listsSameAs(old.store, graphstore.MakeKey(graphstore.IndexVertex, tk.class, planner.In))
+			same[tk.class] = ok
+		}
+		if ok {
+			if _, loaded := e.typeSets.LoadOrStore(tk, v); !loaded {
+				n++
+			}
+		}
+		return true
+	})
+	return n
 }

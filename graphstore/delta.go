@@ -171,6 +171,34 @@ func (v *ShardView) mergeBatchDelta(ctx context.Context, keys []Key, shard int, 
 	return append(dst[:start0], out...), ends, nil
 }
 
+// ListsSameAs reports whether key k's list reads the same on every shard
+// of s as on old, an earlier version of the same store: they share the
+// base and the delta regions (a compaction or a reopened checkpoint makes
+// another store), and no shard's delta has a record of k from a write
+// after old's stamp up to s's. False when it cannot tell: a shard whose
+// delta is another process's, or old is not an earlier version of s.
+// The engine of a new version keeps its predecessor's bitmaps of the
+// classes whose type index (IndexVertex, c, In) is the same
+// (exec.Engine.InheritTypeSets).
+func (s *Store) ListsSameAs(old *Store, k Key) bool {
+	if old == nil || old.sh != s.sh || old.n != s.n || old.stamp > s.stamp {
+		return false
+	}
+	w := s.sh.w
+	for o := range s.n {
+		if s.tables[o] == nil || old.tables[o] != s.tables[o] {
+			return false
+		}
+		if old.stamp == s.stamp || w == nil || w.deltas[o] == nil {
+			continue
+		}
+		if rdmakv.StampedIn(w.deltas[o].Records(uint64(k)), old.stamp, s.stamp) {
+			return false
+		}
+	}
+	return true
+}
+
 // writer returns s's write state, creating it.
 func (s *Store) writer() *storeWriter {
 	if s.sh.w == nil {

@@ -309,6 +309,23 @@ func AppendVisible(dst, recs []uint64, stamp uint64) []uint64 {
 	return dst
 }
 
+// StampedIn reports whether recs has a group with a stamp in (after,
+// upto]: whether the list changed (or may have: a group can toggle an ID
+// twice) between a reader at stamp after and one at upto.
+func StampedIn(recs []uint64, after, upto uint64) bool {
+	for _, x := range recs {
+		if x&deltaStampBit == 0 {
+			continue
+		}
+		if st := x &^ deltaStampBit; st > upto {
+			return false
+		} else if st > after {
+			return true
+		}
+	}
+	return false
+}
+
 // Toggled reports whether v occurs an odd number of times in the groups
 // of recs with a stamp ≤ stamp (v entered or left the list once more than
 // it did the other), without copying them.

@@ -202,8 +202,10 @@ type generation struct {
 
 // engine returns the engine over g's dataset, starting it on first use
 // with the cached plans of the served generation's engine (each checked
-// before use: exec.Engine.InheritPlans), so a reader meeting a new
-// version does not plan again what it planned on the last one.
+// before use: exec.Engine.InheritPlans) and its bitmaps of the classes
+// no write since touched (exec.Engine.InheritTypeSets), so a reader
+// meeting a new version does not plan again what it planned on the last
+// one, nor read again the instances of every class it type-checks.
 func (g *generation) engine() (*exec.Engine, error) {
 	g.engMu.Lock()
 	defer g.engMu.Unlock()
@@ -214,7 +216,9 @@ func (g *generation) engine() (*exec.Engine, error) {
 		}
 		if g.svc.opts.NewEngine == nil {
 			if cur := g.svc.cur.Load(); cur != nil && cur != g {
-				eng.InheritPlans(cur.started.Load())
+				prev := cur.started.Load()
+				eng.InheritPlans(prev)
+				eng.InheritTypeSets(prev)
 			}
 		}
 		g.eng = eng
