@@ -100,7 +100,21 @@ func TestBulkMatchesApply(t *testing.T) {
 	ex := func(f string, a ...any) rdf.Term { return rdf.NewIRI("http://ex.org/" + fmt.Sprintf(f, a...)) }
 	typ := rdf.NewIRI(rdf.RDFType)
 	base := testTriples(400, 4)
-	ins := testTriples(600, 7)
+	// New terms named first as a predicate or class, then as a vertex (in
+	// a later part), and new vertices that become a predicate or class.
+	ins := []rdf.Triple{
+		tri(ex("a3"), ex("np1"), ex("x1")),
+		tri(ex("a4"), typ, ex("nc1")),
+		tri(ex("nv1"), ex("p0"), ex("x2")),
+		tri(ex("x3"), ex("p1"), ex("nv2")),
+	}
+	ins = append(ins, testTriples(600, 7)...)
+	ins = append(ins,
+		tri(ex("np1"), ex("p0"), ex("x1")),
+		tri(ex("x4"), ex("p1"), ex("nc1")),
+		tri(ex("a5"), ex("nv1"), ex("x2")),
+		tri(ex("a6"), typ, ex("nv2")),
+	)
 	ins = append(ins, base[:80]...)  // already there
 	ins = append(ins, ins[10:40]...) // repeated
 	ins = append(ins,
