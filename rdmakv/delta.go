@@ -88,6 +88,15 @@ func NewDeltaTable(reserve int, nbuckets int) (*DeltaTable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot reserve a delta region of %d bytes: %w", reserve, err)
 	}
+	// Transparent huge pages where the system offers them on request
+	// (advice only; an error changes nothing): a bulk write's appends hash
+	// into every bucket page of the region and grow its arena by hundreds
+	// of MB, and with 4 KiB pages each key's probe was a TLB miss and each
+	// fresh page a fault. A GSP POST of 1.27 M new triples into LUBM-40,
+	// 4 shards: its per-shard write 1,752 -> 1,526 ms (medians of 5
+	// interleaved pairs, load 3.6-8). A small delta commits at most a huge
+	// page more per region than it touches.
+	_ = unix.Madvise(buf, unix.MADV_HUGEPAGE)
 	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(buf))), len(buf)/8)
 	words[0] = deltaMagic
 	words[1] = nb
