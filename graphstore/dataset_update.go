@@ -88,6 +88,16 @@ func (it *insertTerms) term(id ID) (rdf.Term, bool) {
 // InsertLen returns the number of triples c inserts.
 func (c *GraphChange) InsertLen() int { return max(len(c.Insert), len(c.InsertIDs)) }
 
+// MadeIDs returns the range of vertex IDs [first, first+n) that the
+// change's ApplyBulk made (most IDs of a body of new data; n is 0 for
+// other changes): a log encoder can index them instead of hashing.
+func (c *GraphChange) MadeIDs() (first ID, n int) {
+	if c.terms == nil {
+		return 0, 0
+	}
+	return c.terms.first, len(c.terms.made)
+}
+
 // InsertTerm returns the term of an ID of c.InsertIDs (ok false: not one
 // of them, or c was not made by ApplyBulk).
 func (c *GraphChange) InsertTerm(id ID) (rdf.Term, bool) {

@@ -134,9 +134,30 @@ func (e *changeEncoder) triples(ts []rdf.Triple) error {
 // terms term gives (term j of triple i, of ID id): a term is looked up
 // once, when its ID is first seen, so the bytes are the ones triples
 // writes for the same triples as terms.
-func (e *changeEncoder) tripleIDs(ids []graphstore.IDTriple, term func(i, j int, id graphstore.ID) (rdf.Term, error)) error {
+//
+// The references of IDs in [first, first+made) (the vertices the change
+// made: most of a body of new data) are kept in a slice indexed by ID,
+// the others in a map: a map's hash and probe per reference was 0.17 of
+// the 0.23 CPU-s that encoding a 1.27 M-triple POST took.
+func (e *changeEncoder) tripleIDs(ids []graphstore.IDTriple, first graphstore.ID, made int, term func(i, j int, id graphstore.ID) (rdf.Term, error)) error {
 	e.uvarint(uint64(len(ids)))
-	refs := make(map[graphstore.ID]uint64, len(ids)/4)
+	dense := make([]uint64, made) // reference+1 (0: none yet)
+	refs := make(map[graphstore.ID]uint64)
+	lookup := func(id graphstore.ID) (uint64, bool) {
+		if id >= first && id-first < graphstore.ID(made) {
+			r := dense[id-first]
+			return r - 1, r != 0
+		}
+		r, ok := refs[id]
+		return r, ok
+	}
+	keep := func(id graphstore.ID, ref uint64) {
+		if id >= first && id-first < graphstore.ID(made) {
+			dense[id-first] = ref + 1
+		} else {
+			refs[id] = ref
+		}
+	}
 	earlier := len(e.terms) > 0 || len(e.later) > 0 // terms defined before (a graph name, deletes)
 	var prev [3]graphstore.ID
 	var prevRef [3]uint64
@@ -150,7 +171,7 @@ func (e *changeEncoder) tripleIDs(ids []graphstore.IDTriple, term func(i, j int,
 				e.uvarint(prevRef[k])
 				continue
 			}
-			ref, ok := refs[id]
+			ref, ok := lookup(id)
 			if ok {
 				e.uvarint(ref)
 			} else {
@@ -166,7 +187,7 @@ func (e *changeEncoder) tripleIDs(ids []graphstore.IDTriple, term func(i, j int,
 				if err != nil {
 					return err
 				}
-				refs[id] = ref
+				keep(id, ref)
 			}
 			prev[j], prevRef[j] = id, ref
 		}
@@ -228,7 +249,8 @@ func AppendChanges(dst []byte, changes []graphstore.GraphChange) ([]byte, error)
 				}
 				return t, nil
 			}
-			if err := e.tripleIDs(c.InsertIDs, term); err != nil {
+			first, made := c.MadeIDs()
+			if err := e.tripleIDs(c.InsertIDs, first, made, term); err != nil {
 				return dst, err
 			}
 		} else if err := e.triples(c.Insert); err != nil {
