@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"sync"
@@ -141,6 +142,7 @@ func bodyError(err error, what string) error {
 }
 
 func (s *Server) handleSPARQL(c *gin.Context) {
+	defer trace.StartRegion(c.Request.Context(), "sparql").End()
 	// A browser opened the endpoint: show the console. (The Accept test
 	// first: it spares every GET query a parse of its URL.)
 	if c.Request.Method == http.MethodGet && strings.Contains(c.GetHeader("Accept"), "text/html") &&
@@ -391,6 +393,7 @@ func closeResult(r *Result) {
 }
 
 func (s *Server) runQuery(c *gin.Context, p *protocolRequest) {
+	defer trace.StartRegion(c.Request.Context(), "query").End()
 	start := time.Now()
 	form := Form(0)
 	var err error
@@ -782,6 +785,7 @@ func (s *Server) streamItems(ctx context.Context, next func() bool, itErr func()
 }
 
 func (s *Server) runUpdate(c *gin.Context, p *protocolRequest) {
+	defer trace.StartRegion(c.Request.Context(), "update").End()
 	if err := s.authorizeWrite(c); err != nil {
 		writeError(c, err)
 		return

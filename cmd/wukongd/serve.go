@@ -91,6 +91,7 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 		"with --data and writes: compact in the background when the log since the snapshot holds this many triples (bounds the log kept on disk; negative: only by delta size)")
 	verify := fs.Bool("verify", false, "verify the snapshot's checksums at startup (reads all of it; without, startup does not read the data)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the server to this file (until it stops on SIGINT or SIGTERM)")
+	tracePath := fs.String("trace", "", "write a runtime execution trace of the server to this file (until it stops on SIGINT or SIGTERM; go tool trace reads it)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -99,6 +100,11 @@ unless --update-token is given; they then need "Authorization: Bearer TOKEN".`)
 		return err
 	}
 	defer stopProfile()
+	stopTrace, err := startTrace(*tracePath)
+	if err != nil {
+		return err
+	}
+	defer stopTrace()
 	if fs.NArg() > 0 {
 		fs.Usage()
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
