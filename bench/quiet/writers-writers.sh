@@ -10,7 +10,11 @@
 #   4. bench-writes --mode writers --writers 16 --duration 10s --readers 2 --quiet 10s
 #      (2 readers of L4-L6 alone for 10 s, then during the 16 writers: per query p50/p99 quiet ->
 #      during, the ratio, and the readers' errors and 429 count)
-# Records `uptime` before and after each run. ~1.5 min per rev per round (first run builds ~1 min
+#   5. the same with --readers-apart (on a third fresh copy): the readers in a process of their
+#      own, so that their latencies do not count the writers' client (its 16 goroutines and GC
+#      share the readers' Go runtime in 4.; the server is measured the same way)
+#      (a rev older than --readers-apart prints a flag error there and goes on)
+# Records `uptime` before and after each run. ~2 min per rev per round (first run builds ~1 min
 # and loads the snapshot ~10 s). Env: REPO, WORK (default /work/scratch/writers/q), PORT (18580).
 set -u
 ROUNDS=${1:-1}; shift || true
@@ -46,6 +50,9 @@ for round in $(seq 1 "$ROUNDS"); do
     stop
     start "$REV"
     bw --mode writers --writers 16 --duration 10s --readers 2 --quiet 10s
+    stop
+    start "$REV"
+    bw --mode writers --writers 16 --duration 10s --readers 2 --quiet 10s --readers-apart
     stop
     echo "   load after: $(uptime | sed 's/.*average: //')"
   done

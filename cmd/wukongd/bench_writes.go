@@ -1,15 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,7 +37,11 @@ what its writes cost:
              --duration: update requests per second, p50 and p99; with
              --readers, that many clients run --queries for --quiet alone
              and then during the writers (latencies and errors, 429s
-             counted, of both phases)
+             counted, of both phases); with --readers-apart the readers
+             run in a process of their own (this binary's readers mode)
+  readers    (for --readers-apart) --readers clients run --queries from
+             each line read on stdin to the next (or EOF), printing each
+             such phase's latencies and errors as one JSON line
   delete     inserts --delete-n triples of one fresh predicate, then times a
              DELETE WHERE removing them all
   post       POSTs --file (N-Triples, optionally .gz, streamed) to the Graph
@@ -53,6 +61,7 @@ what its writes cost:
 	file := fs.String("file", "", "N-Triples file for the post mode (.gz allowed)")
 	readers := fs.Int("readers", 0, "clients querying during the post or writers mode (0: none)")
 	quiet := fs.Duration("quiet", 10*time.Second, "how long the readers of the post and writers modes run alone first")
+	apart := fs.Bool("readers-apart", false, "with --readers in the writers mode: run the readers in a process of their own (bench-writes --mode readers), so that their latencies do not count the writers' client (its goroutines and GC share the readers' runtime)")
 	slow := fs.Duration("slow", 0, "with --readers: print when during the POST the queries slower than this ran (0: not)")
 	queries := fs.String("queries", "/work/shared/datasets/lubm/queries/wukong/q4.rq,/work/shared/datasets/lubm/queries/wukong/q5.rq,/work/shared/datasets/lubm/queries/wukong/q6.rq",
 		"query files the post mode's readers run in turn (comma-separated)")
@@ -135,11 +144,46 @@ what its writes cost:
 			if err != nil {
 				return err
 			}
-			quietLat, _, qerrs := runReaders(ctx, ep, qs, *readers, 0, func() { time.Sleep(*quiet) })
+			var quietLat, during [][]float64
+			var qerrs, derrs readerErrors
+			if *apart {
+				rp, err := startReaderProc(base, *token, *queries, *readers)
+				if err != nil {
+					return err
+				}
+				time.Sleep(*quiet)
+				if quietLat, qerrs, err = rp.next(true); err != nil {
+					return err
+				}
+				runWriters()
+				if during, derrs, err = rp.next(false); err != nil {
+					return err
+				}
+				fmt.Println("readers apart: in a process of their own")
+			} else {
+				quietLat, _, qerrs = runReaders(ctx, ep, qs, *readers, 0, func() { time.Sleep(*quiet) })
+				during, _, derrs = runReaders(ctx, ep, qs, *readers, 0, runWriters)
+			}
 			printReaders("quiet", qs, quietLat, nil)
-			during, _, derrs := runReaders(ctx, ep, qs, *readers, 0, runWriters)
 			printReaders("during the writers", qs, during, quietLat)
 			fmt.Printf("readers' errors: quiet %d (%d of them 429), during the writers %d (%d of them 429)\n", qerrs.all, qerrs.busy, derrs.all, derrs.busy)
+		case "readers":
+			qs, err := readQueries(*queries)
+			if err != nil {
+				return err
+			}
+			in := bufio.NewScanner(os.Stdin)
+			if !in.Scan() {
+				continue
+			}
+			for more := true; more; {
+				lat, _, errs := runReaders(ctx, ep, qs, max(*readers, 1), 0, func() { more = in.Scan() })
+				b, err := json.Marshal(readerPhase{Lat: lat, All: errs.all, Busy: errs.busy})
+				if err != nil {
+					return err
+				}
+				fmt.Printf("%s\n", b)
+			}
 		case "delete":
 			p := fmt.Sprintf("http://bench.example/%s/del", run)
 			var b strings.Builder
@@ -328,6 +372,82 @@ func runReaders(ctx context.Context, ep *bench.Endpoint, qs []namedQuery, n int,
 
 // readerErrors counts the readers' failed queries (busy: answered 429).
 type readerErrors struct{ all, busy int64 }
+
+// readerPhase is what the readers mode prints of a phase: each query's
+// latencies (ms, sorted) and the errors.
+type readerPhase struct {
+	Lat       [][]float64
+	All, Busy int64
+}
+
+// readerProc is a readers mode process (--readers-apart): a line on its
+// stdin starts a phase (and ends the one before), EOF ends the last.
+type readerProc struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+// startReaderProc starts this binary's readers mode with n clients of
+// queries against base, and its first phase.
+func startReaderProc(base, token, queries string, n int) (*readerProc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "bench-writes", "--url", base, "--token", token, "--mode", "readers",
+		"--readers", strconv.Itoa(n), "--queries", queries)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &readerProc{cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	p.out.Buffer(make([]byte, 1<<20), 1<<30)
+	if _, err := io.WriteString(in, "phase\n"); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// next ends the running phase and returns its latencies, starting
+// another if again (else the process ends).
+func (p *readerProc) next(again bool) ([][]float64, readerErrors, error) {
+	var err error
+	if again {
+		_, err = io.WriteString(p.in, "phase\n")
+	} else {
+		err = p.in.Close()
+	}
+	if err != nil {
+		return nil, readerErrors{}, err
+	}
+	for p.out.Scan() {
+		line := p.out.Bytes()
+		if len(line) == 0 || line[0] != '{' { // its banner
+			continue
+		}
+		var ph readerPhase
+		if err := json.Unmarshal(line, &ph); err != nil {
+			return nil, readerErrors{}, fmt.Errorf("bench-writes: the readers' process: %w", err)
+		}
+		if !again {
+			err = p.cmd.Wait()
+		}
+		return ph.Lat, readerErrors{all: ph.All, busy: ph.Busy}, err
+	}
+	if err := p.out.Err(); err != nil {
+		return nil, readerErrors{}, err
+	}
+	return nil, readerErrors{}, fmt.Errorf("bench-writes: the readers' process ended early: %v", p.cmd.Wait())
+}
 
 func printReaders(phase string, qs []namedQuery, lat, quiet [][]float64) {
 	for k, q := range qs {
