@@ -56,10 +56,11 @@ func (s *Server) readProtocol(c *gin.Context, allowQuery, allowUpdate bool) (*pr
 		}
 		switch mt {
 		case "application/x-www-form-urlencoded":
-			if err := r.ParseForm(); err != nil {
+			form, err := readForm(r)
+			if err != nil {
 				return nil, bodyError(err, "form")
 			}
-			p.params = r.Form // URL and body parameters
+			p.params = form // URL and body parameters
 		case "application/sparql-query", "application/sparql-update":
 			p.params = r.URL.Query()
 			body, err := io.ReadAll(r.Body)
