@@ -3,12 +3,13 @@
 # (branch writers). Builds wukongd at REV (default: HEAD of $REPO, default /work/main), serves a
 # fresh copy of a `load --shards 4` LUBM-40 snapshot durably (`serve --data COPY --update-token T
 # --trace FILE`), runs `bench-writes --mode writers --writers 16 --duration 10s --readers 2 --quiet
-# 10s` (its readers' p99 quiet -> during), stops the server and reads its execution trace with
+# 1s` (1 s quiet only, so that nearly all the traced queries ran during the writers: the quiet
+# p99 of record is writers-writers.sh's), stops the server and reads its execution trace with
 # `go tool trace` (writers-trace.py): the server's query regions (one per SPARQL query: web.runQuery)
 # — p50/p99 and the mean breakdown of the fastest half, p95-p99 and the slowest 1% (execution,
 # scheduler wait, select/sync/syscall blocks) — and the readers' two connections summed (their
 # scheduler wait, network wait, net/http's background-read sync.Cond wait, outside the region).
-# Needs a REV with `serve --trace` (landed with this script). ~1.5 min (+1 min build, +10 s load
+# Needs a REV with `serve --trace` (landed with this script). ~1 min (+1 min build, +10 s load
 # of the snapshot on a first run); the trace is ~30 MB. Env: REPO, WORK (default
 # /work/scratch/writers/q), PORT (default 18580; the trace viewer takes PORT+1).
 set -u
@@ -27,7 +28,7 @@ echo "== rev $REV  load: $(uptime | sed 's/.*average: //')"
 "$W" serve --data "$WORK/run" --update-token T --addr 127.0.0.1:$PORT --log-level warn --trace "$WORK/trace.out" > "$WORK/serve.log" 2>&1 &
 PID=$!
 for i in $(seq 1 300); do curl -sf http://127.0.0.1:$PORT/readyz >/dev/null && break; sleep 0.1; done
-"$W" bench-writes --url http://127.0.0.1:$PORT --token T --mode writers --writers 16 --duration 10s --readers 2 --quiet 10s 2>&1 | sed 's/^/   /'
+"$W" bench-writes --url http://127.0.0.1:$PORT --token T --mode writers --writers 16 --duration 10s --readers 2 --quiet 1s 2>&1 | sed 's/^/   /'
 kill -INT $PID; wait $PID 2>/dev/null
 echo "   load after: $(uptime | sed 's/.*average: //')"
 go tool trace -http=127.0.0.1:$((PORT + 1)) "$WORK/trace.out" > "$WORK/trace-tool.log" 2>&1 &
