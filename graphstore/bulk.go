@@ -69,6 +69,10 @@ const notInBase byte = 0x80
 // NewBulkInsert returns an empty bulk insertion whose terms are looked up
 // in d's dictionary. d must stay open until ApplyBulk returns.
 func (d *Dataset) NewBulkInsert() *BulkInsert {
+	// Its lookups of new terms probe the base's table: with fingerprints
+	// (dict_fp.go; built once per table; if that fails, lookups probe
+	// without).
+	_ = d.dict.buildFingerprints()
 	return &BulkInsert{dict: d.dict, lin: d.lin}
 }
 

@@ -3,7 +3,6 @@ package graphstore
 import (
 	"fmt"
 	"math/bits"
-	"unsafe"
 
 	"github.com/wukongd/wukongd/rdf"
 )
@@ -138,7 +137,7 @@ func extendDict(old *Dict, terms []rdf.Term, roles []byte, addRoles map[ID]byte,
 	}
 	offs[n] = uint64(len(arena))
 
-	d := &Dict{arena: arena, n: n, npc: npc, prefixes: stringPrefixes(prefixes), offW: offWidth(uint64(len(arena)))}
+	d := &Dict{arena: arena, n: n, npc: npc, prefixes: stringPrefixes(prefixes), offW: offWidth(uint64(len(arena))), fp: &dictFP{}}
 	d.annots, d.annIdx = newDictAnnots(annots)
 	d.offs = make([]byte, d.offW*(n+1))
 	for i, o := range offs {
@@ -165,28 +164,11 @@ func extendDict(old *Dict, terms []rdf.Term, roles []byte, addRoles map[ID]byte,
 		if omit[d.idOf(i)] {
 			continue
 		}
-		kind, code, pfx, sfx, v, ok := parseEntry(d.entry(i))
-		if !ok {
-			return nil, nil, fmt.Errorf("BUG: malformed dictionary entry %d while extending", i)
+		h, b, err := d.entryHash(i, buf)
+		if err != nil {
+			return nil, nil, fmt.Errorf("extending the dictionary: %w", err)
 		}
-		var h uint64
-		if kind == byte(rdf.KindIRI) {
-			p, ok := d.prefix(code)
-			if !ok {
-				return nil, nil, fmt.Errorf("BUG: dictionary entry %d has prefix %d of %d", i, code, d.prefixes.len())
-			}
-			buf = append(append(buf[:0], p...), v...)
-			h = hashTerm(kind, 0, unsafe.String(unsafe.SliceData(buf), len(buf)))
-		} else if pfx != 0 || sfx != 0 {
-			p, x, ok := affixes(&d.prefixes, pfx, sfx)
-			if !ok {
-				return nil, nil, fmt.Errorf("BUG: dictionary entry %d has affixes %d, %d of %d", i, pfx, sfx, d.prefixes.len())
-			}
-			buf = append(append(append(buf[:0], p...), v...), x...)
-			h = hashTerm(kind, code, unsafe.String(unsafe.SliceData(buf), len(buf)))
-		} else {
-			h = hashTerm(kind, code, unsafe.String(unsafe.SliceData(v), len(v)))
-		}
+		buf = b
 		s, _ := bits.Mul64(h, d.slots)
 		for d.slot(s) != 0 {
 			if s++; s == d.slots {

@@ -253,6 +253,7 @@ type Dict struct {
 	annIdx   map[string]uint32
 	prefixes prefixTable
 	region   *rdmakv.Region // the mapped dictionary file, if any
+	fp       *dictFP        // fingerprints of table's slots (dict_fp.go), shared by the copies
 
 	// The terms added by writes since the tables above were laid out
 	// (dict_delta.go): shared by every version of a dataset, each
@@ -441,7 +442,18 @@ func (d *Dict) lookupBase(t rdf.Term) (ID, bool) {
 	}
 	h := hashTerm(kind, code, t.Value)
 	i, _ := bits.Mul64(h, d.slots)
+	fp, want := d.fingerprints(), fpOf(h)
 	for probes := uint64(0); probes < d.slots; probes++ {
+		if fp != nil {
+			if f := fp[i]; f == 0 {
+				return 0, false
+			} else if f != want {
+				if i++; i == d.slots {
+					i = 0
+				}
+				continue
+			}
+		}
 		e := d.slot(i)
 		if e == 0 {
 			return 0, false

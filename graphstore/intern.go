@@ -596,6 +596,7 @@ func newBuiltDict(lists [][]string, arenaLen, n, npc uint64) (*Dict, [][]uint32)
 		n:        n,
 		npc:      npc,
 		prefixes: stringPrefixes(prefixes),
+		fp:       &dictFP{},
 	}
 	// The offsets go straight into their final width, chosen from a bound
 	// on the arena: the stripes' arenas plus 4 bytes a term for prefix

@@ -422,7 +422,7 @@ func parseDict(b []byte) (*Dict, error) {
 	if off != uint64(len(b)) {
 		return nil, fmt.Errorf("dictionary: %d bytes, expected %d", len(b), off)
 	}
-	d := &Dict{roles: secs[0], offs: secs[1], offW: offW, table: secs[2], slots: slots, slotW: slotW, arena: secs[3], n: n, npc: npc}
+	d := &Dict{roles: secs[0], offs: secs[1], offW: offW, table: secs[2], slots: slots, slotW: slotW, arena: secs[3], n: n, npc: npc, fp: &dictFP{}}
 	var annots []annot
 	for a := secs[4]; len(a) > 0; {
 		lang := a[0] == 1
