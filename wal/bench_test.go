@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"os"
 	"sync"
 	"testing"
 )
@@ -49,4 +50,45 @@ func BenchmarkAppendGroup16(b *testing.B) {
 		}()
 	}
 	wg.Wait()
+}
+
+// BenchmarkAppendOneWriter: one goroutine appending a record at a time
+// and waiting for it (the Raft log's append loop), by Append+Wait (the
+// writer goroutine writes and syncs) and by AppendNow (the caller does).
+// WAL_BENCH_DIR picks the directory (a tmpfs isolates the hand-offs from
+// the disk).
+func BenchmarkAppendOneWriter(b *testing.B) {
+	for _, now := range []bool{false, true} {
+		name := "Append+Wait"
+		if now {
+			name = "AppendNow"
+		}
+		b.Run(name, func(b *testing.B) {
+			dir := b.TempDir()
+			if d := os.Getenv("WAL_BENCH_DIR"); d != "" {
+				var err error
+				if dir, err = os.MkdirTemp(d, "walbench"); err != nil {
+					b.Fatal(err)
+				}
+				defer os.RemoveAll(dir)
+			}
+			l := openLog(b, dir, Options{})
+			defer l.Close()
+			p := make([]byte, 750)
+			lsn := l.NextLSN()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var err error
+				if now {
+					err = l.AppendNow(lsn, [][]byte{p})
+				} else {
+					err = l.Append(lsn, p).Wait()
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				lsn++
+			}
+		})
+	}
 }

@@ -98,6 +98,10 @@ type Log struct {
 	durable uint64 // LSN of the last durable record (0: none)
 	failed  error  // ErrFailed wrapping the cause
 	closing bool
+	// writing: an AppendNow is writing its records on its own goroutine;
+	// the writer goroutine leaves the queue (records after them) alone
+	// until it is done.
+	writing bool
 	stopped chan struct{}
 
 	// fmu guards the files: segs and the current segment's file (the
@@ -389,7 +393,7 @@ func (l *Log) run() {
 	var batch []*Commit
 	for {
 		l.mu.Lock()
-		for len(l.queue) == 0 && !l.closing {
+		for (len(l.queue) == 0 && !l.closing) || l.writing {
 			l.cond.Wait()
 		}
 		if len(l.queue) == 0 {
@@ -400,36 +404,96 @@ func (l *Log) run() {
 		l.mu.Unlock()
 
 		err, fatal := l.writeBatch(batch)
-
-		l.mu.Lock()
-		var failed []*Commit
-		if err == nil {
-			l.durable = batch[len(batch)-1].lsn
-		} else {
-			// Records queued meanwhile follow the failed ones: they fail too.
-			failed = append(slices.Clone(batch), l.queue...)
-			l.queue = l.queue[:0]
-			l.next = l.durable + 1
-			if fatal {
-				l.failed = fmt.Errorf("%w: %v", ErrFailed, err)
-			}
-		}
-		l.mu.Unlock()
-		if err == nil {
-			for _, c := range batch {
-				c.finish(nil)
-			}
-		} else {
-			for i, c := range failed {
-				if i < len(batch) {
-					c.finish(fmt.Errorf("cannot log record %d: %w", c.lsn, err))
-				} else {
-					c.finish(fmt.Errorf("cannot log record %d: %w (a record before it failed: %v)", c.lsn, ErrSequence, err))
-				}
-			}
-		}
+		l.settle(batch, err, fatal, false)
 		clear(batch)
 	}
+}
+
+// settle records how writing batch ended and finishes its records (and,
+// if it failed, the records queued after it); inline: the batch was an
+// AppendNow's, which no longer writes.
+func (l *Log) settle(batch []*Commit, err error, fatal, inline bool) {
+	l.mu.Lock()
+	var failed []*Commit
+	if err == nil {
+		l.durable = batch[len(batch)-1].lsn
+	} else {
+		// Records queued meanwhile follow the failed ones: they fail too.
+		failed = append(slices.Clone(batch), l.queue...)
+		l.queue = l.queue[:0]
+		l.next = l.durable + 1
+		if fatal {
+			l.failed = fmt.Errorf("%w: %v", ErrFailed, err)
+		}
+	}
+	if inline {
+		l.writing = false
+		l.cond.Broadcast() // the writer goroutine: records queued meanwhile, or Close
+	}
+	l.mu.Unlock()
+	if err == nil {
+		for _, c := range batch {
+			c.finish(nil)
+		}
+	} else {
+		for i, c := range failed {
+			if i < len(batch) {
+				c.finish(fmt.Errorf("cannot log record %d: %w", c.lsn, err))
+			} else {
+				c.finish(fmt.Errorf("cannot log record %d: %w (a record before it failed: %v)", c.lsn, ErrSequence, err))
+			}
+		}
+	}
+}
+
+// AppendNow appends records lsn, lsn+1, … (one per payload) and returns
+// once they are durable (nil) or have failed (nothing of them will be
+// replayed). When no record is queued or being written, it writes and
+// syncs them itself, on the caller's goroutine — one write and one sync,
+// without the hand-off to the writer goroutine and back; otherwise they
+// are queued behind the others, as by Append, and it waits. A caller that
+// appends from one goroutine in turn (the Raft log's append loop) saves
+// two goroutine wake-ups per sync.
+func (l *Log) AppendNow(lsn uint64, payloads [][]byte) error {
+	if len(payloads) == 0 {
+		return nil
+	}
+	cs := make([]*Commit, len(payloads))
+	for i, p := range payloads {
+		c := &Commit{lsn: lsn + uint64(i), payload: p, done: make(chan struct{})}
+		if len(p) > MaxRecord {
+			return fmt.Errorf("cannot log record %d: %w (%d bytes, at most %d)", c.lsn, ErrTooLarge, len(p), MaxRecord)
+		}
+		putFrame(&c.frame, c.lsn, p)
+		cs[i] = c
+	}
+	last := cs[len(cs)-1]
+	l.mu.Lock()
+	switch {
+	case l.failed != nil:
+		err := l.failed
+		l.mu.Unlock()
+		return err
+	case l.closing:
+		l.mu.Unlock()
+		return ErrClosed
+	case lsn != l.next:
+		next := l.next
+		l.mu.Unlock()
+		return fmt.Errorf("cannot log record %d: %w (the next is %d: a record before it failed)", lsn, ErrSequence, next)
+	}
+	l.next += uint64(len(cs))
+	if len(l.queue) > 0 || l.writing {
+		l.queue = append(l.queue, cs...)
+		l.cond.Signal()
+		l.mu.Unlock()
+		return last.Wait()
+	}
+	l.writing = true
+	l.mu.Unlock()
+	err, fatal := l.writeBatch(cs)
+	l.settle(cs, err, fatal, true)
+	return last.Wait()
 }
 
 // writeBatch writes and syncs batch. fatal says that the log must stop

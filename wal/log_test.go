@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // payloadOf is the payload of record lsn in these tests: distinct per LSN
@@ -599,4 +600,94 @@ func TestCloseWritesQueued(t *testing.T) {
 		t.Fatalf("after Close: %v", err)
 	}
 	checkLog(t, dir, 1, 100)
+}
+
+// TestAppendNow: records written on the caller's goroutine are one write
+// and one sync; an Append queued while an AppendNow writes goes in after
+// it (the writer goroutine waits), and fails after it when it fails; an
+// AppendNow while the writer goroutine writes is queued behind.
+func TestAppendNow(t *testing.T) {
+	var syncs atomic.Int64
+	var writeErr atomic.Pointer[error]
+	gate, entered := make(chan struct{}), make(chan struct{})
+	var armed atomic.Bool
+	var once sync.Once
+	opts := Options{wrapFile: func(f file) file {
+		return &gatedFile{faultFile: faultFile{file: f, syncs: &syncs, writeErr: &writeErr}, gate: gate, entered: entered, armed: &armed, once: &once}
+	}}
+	dir := t.TempDir()
+	l := openLog(t, dir, opts)
+	payloads := func(first uint64, n int) [][]byte {
+		var ps [][]byte
+		for i := range n {
+			ps = append(ps, payloadOf(first+uint64(i)))
+		}
+		return ps
+	}
+	if err := l.AppendNow(1, payloads(1, 1)); err != nil { // the segment's creation syncs too
+		t.Fatal(err)
+	}
+	s0 := syncs.Load()
+	if err := l.AppendNow(2, payloads(2, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if got := syncs.Load() - s0; got != 1 {
+		t.Errorf("AppendNow of 2 records: %d syncs, want 1", got)
+	}
+	if err := l.AppendNow(5, payloads(5, 1)); !errors.Is(err, ErrSequence) {
+		t.Fatalf("AppendNow past the next LSN: %v", err)
+	}
+
+	// An AppendNow blocked in its write; an Append queued meanwhile.
+	armed.Store(true)
+	done := make(chan error, 1)
+	go func() { done <- l.AppendNow(4, payloads(4, 2)) }()
+	<-entered
+	c6 := l.Append(6, payloadOf(6))
+	select {
+	case <-c6.Done():
+		t.Fatal("a record queued behind an AppendNow was written before it")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := c6.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	checkLog(t, dir, 1, 6)
+
+	// A failed AppendNow fails the Append queued behind it.
+	gate2, entered2 := make(chan struct{}), make(chan struct{})
+	var once2 sync.Once
+	opts.wrapFile = func(f file) file {
+		return &gatedFile{faultFile: faultFile{file: f, writeErr: &writeErr}, gate: gate2, entered: entered2, armed: &armed, once: &once2}
+	}
+	l = openLog(t, dir, opts)
+	enospc := error(syscall.ENOSPC)
+	writeErr.Store(&enospc)
+	go func() { done <- l.AppendNow(8, payloads(8, 2)) }() // checkLog appended 7
+	select {
+	case <-entered2:
+	case err := <-done:
+		t.Fatalf("AppendNow did not write: %v", err)
+	}
+	c10 := l.Append(10, payloadOf(10))
+	close(gate2)
+	if err := <-done; !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("AppendNow with a failing write: %v", err)
+	}
+	if err := c10.Wait(); !errors.Is(err, ErrSequence) {
+		t.Fatalf("an Append queued behind a failed AppendNow: %v", err)
+	}
+	writeErr.Store(nil)
+	armed.Store(false)
+	// Not inline: queued behind nothing now, so written here again.
+	if err := l.AppendNow(8, payloads(8, 3)); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	checkLog(t, dir, 1, 10)
 }

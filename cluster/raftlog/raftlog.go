@@ -498,7 +498,7 @@ func (n *Node) appendLoop() {
 func (n *Node) persist(batch []*pb.Message) error {
 	n.logMu.Lock()
 	defer n.logMu.Unlock()
-	var last *wal.Commit
+	var payloads [][]byte
 	for _, m := range batch {
 		hs := hardStateOf(m)
 		snap := m.GetSnapshot()
@@ -509,12 +509,14 @@ func (n *Node) persist(batch []*pb.Message) error {
 		if err != nil {
 			return err
 		}
-		lsn := n.nextLSN
-		n.nextLSN++
-		last = n.log.Append(lsn, payload)
+		payloads = append(payloads, payload)
 	}
-	if last != nil {
-		if err := last.Wait(); err != nil {
+	if len(payloads) > 0 {
+		// Written and synced on this goroutine (the log's only writer
+		// but for snapshot records, which logMu orders with these).
+		lsn := n.nextLSN
+		n.nextLSN += uint64(len(payloads))
+		if err := n.log.AppendNow(lsn, payloads); err != nil {
 			return fmt.Errorf("cannot write the raft log: %w", err)
 		}
 	}
