@@ -42,6 +42,7 @@ a file, a directory (searched recursively) or a glob pattern.`)
 	ontology := fs.String("ontology", "", "an ontology file loaded into the default graph with the data (its TBox drives --reasoning)")
 	memory := fs.String("memory", "", "memory budget for the build's buffers, e.g. 4G or 512M; beyond it sorted runs are spilled beside --out (default: a quarter of the RAM)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the load to this file")
+	tracefile := fs.String("trace", "", "write an execution trace of the load to this file (go tool trace)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -81,6 +82,11 @@ a file, a directory (searched recursively) or a glob pattern.`)
 		return err
 	}
 	defer stopProfile()
+	stopTrace, err := startTrace(*tracefile)
+	if err != nil {
+		return err
+	}
+	defer stopTrace()
 
 	cfg := loader.Config{Inputs: fs.Args(), Out: *out, Reasoning: profile, Ontology: *ontology, Memory: budget,
 		BuildOptions: loader.BuildOptions{Shards: *shards, Workers: *workers, SkipInvalid: *skip}}
