@@ -19,14 +19,7 @@ import (
 //
 //	go test ./service -run '^$' -bench CompleteLUBM40 -benchtime 200x
 func BenchmarkCompleteLUBM40(b *testing.B) {
-	root := os.Getenv("WUKONGD_BENCH_DIR")
-	if root == "" {
-		root = filepath.Join(os.TempDir(), "wukongd-bench")
-	}
-	dir := filepath.Join(root, "lubm40-4")
-	if _, err := graphstore.ReadManifest(dir); err != nil {
-		b.Skipf("no LUBM-40 snapshot in %s (go test ./exec -run '^$' -bench LUBM40 -benchtime 1x builds it): %v", dir, err)
-	}
+	dir := lubm40BenchSnapshot(b)
 	s := openService(b, func(o Options) (*Service, error) { return Open(dir, o) }, Options{})
 	ctx := context.Background()
 	const ub = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#"
@@ -63,4 +56,19 @@ func BenchmarkCompleteLUBM40(b *testing.B) {
 			b.ReportMetric(float64(n), "items")
 		})
 	}
+}
+
+// lubm40BenchSnapshot is the 4-shard LUBM-40 snapshot exec's LUBM-40
+// benchmarks write ($WUKONGD_BENCH_DIR/lubm40-4, default
+// $TMPDIR/wukongd-bench); the benchmark is skipped without it.
+func lubm40BenchSnapshot(b *testing.B) string {
+	root := os.Getenv("WUKONGD_BENCH_DIR")
+	if root == "" {
+		root = filepath.Join(os.TempDir(), "wukongd-bench")
+	}
+	dir := filepath.Join(root, "lubm40-4")
+	if _, err := graphstore.ReadManifest(dir); err != nil {
+		b.Skipf("no LUBM-40 snapshot in %s (go test ./exec -run '^$' -bench LUBM40 -benchtime 1x builds it, as does `wukongd load --shards 4 --out %s lubm40.nt.gz`): %v", dir, dir, err)
+	}
+	return dir
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/web"
 )
 
@@ -41,14 +40,7 @@ import (
 //
 //	go test ./service -run '^$' -bench LightLUBM40 -benchtime 20000x
 func BenchmarkLightLUBM40(b *testing.B) {
-	root := os.Getenv("WUKONGD_BENCH_DIR")
-	if root == "" {
-		root = filepath.Join(os.TempDir(), "wukongd-bench")
-	}
-	dir := filepath.Join(root, "lubm40-4")
-	if _, err := graphstore.ReadManifest(dir); err != nil {
-		b.Skipf("no LUBM-40 snapshot in %s: %v", dir, err)
-	}
+	dir := lubm40BenchSnapshot(b)
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
