@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/wukongd/wukongd/internal/cpugate"
 	"github.com/wukongd/wukongd/rdf"
@@ -44,11 +45,31 @@ type BulkInsert struct {
 
 	mu    sync.Mutex
 	parts []*bulkPart // by seq
+
+	// probes counts the lookups in the base's table made without its
+	// fingerprints: once they pass a table's slots/8 (a lookup, hit or
+	// miss, passes ~1.5 or ~6 entries read at random; the build reads
+	// each entry once, in order), the goroutine that counts the last
+	// builds them (dict_fp.go) and the lookups after use them. A small
+	// body never pays for the build.
+	probes atomic.Int64
+}
+
+// probed counts a lookup in the base's table made without fingerprints.
+func (b *BulkInsert) probed() {
+	d := b.dict
+	if d.fp == nil {
+		return
+	}
+	if n := b.probes.Add(1); n == max(4096, int64(d.slots/8)) {
+		_ = d.buildFingerprints() // on failure lookups go on without
+	}
 }
 
 // bulkPart is the triples of one seq: 3 IDs each (pendingID|i for
 // terms[i]).
 type bulkPart struct {
+	bulk  *BulkInsert
 	ids   []ID
 	terms []rdf.Term
 	roles []byte // the role terms[i] needs, | notInBase if the base dictionary lacks it
@@ -69,10 +90,6 @@ const notInBase byte = 0x80
 // NewBulkInsert returns an empty bulk insertion whose terms are looked up
 // in d's dictionary. d must stay open until ApplyBulk returns.
 func (d *Dataset) NewBulkInsert() *BulkInsert {
-	// Its lookups of new terms probe the base's table: with fingerprints
-	// (dict_fp.go; built once per table; if that fails, lookups probe
-	// without).
-	_ = d.dict.buildFingerprints()
 	return &BulkInsert{dict: d.dict, lin: d.lin}
 }
 
@@ -84,7 +101,7 @@ func (b *BulkInsert) part(seq int) *bulkPart {
 	}
 	p := b.parts[seq]
 	if p == nil {
-		p = &bulkPart{}
+		p = &bulkPart{bulk: b}
 		b.parts[seq] = p
 	}
 	return p
@@ -251,6 +268,9 @@ func (p *bulkPart) resolve(d *Dict, t rdf.Term, role byte) (ID, error) {
 		return 0, fmt.Errorf("%v is not an RDF term", t)
 	}
 	id, inBase := d.lookupBase(t)
+	if p.bulk != nil && d.fingerprints() == nil {
+		p.bulk.probed()
+	}
 	ok := inBase
 	if d.ov != nil {
 		id, ok = d.ov.lookup(d, t, id, inBase)

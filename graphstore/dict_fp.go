@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/wukongd/wukongd/internal/cpugate"
 	"github.com/wukongd/wukongd/rdf"
 )
 
@@ -21,9 +20,11 @@ import (
 // about half of its parse CPU). With them a probe reads a byte of one
 // contiguous array and an entry only when its byte matches (1 in 255).
 //
-// They are built once per table, on the first bulk insertion into a
-// version that uses it (Dict.withFingerprints), by the bulk goroutines,
-// and kept in memory only (1 byte per slot: ~1.4 bytes per term).
+// They are built once per table, by a bulk insertion that looked up
+// slots/8 terms in the table (BulkInsert.probed: by then its lookups have
+// cost about what the build does, so a small body never pays it),
+// on the goroutine that counts the last, and kept in memory only (1 byte per slot: ~1.4
+// bytes per term).
 type dictFP struct {
 	once  sync.Once
 	ready atomic.Bool
@@ -59,37 +60,25 @@ func (d *Dict) buildFingerprints() error {
 		// only the slot is a random read): an entry's slot is the first
 		// of its probe sequence that names it; one left out of the table
 		// (an aliased vertex, after compaction) meets an empty slot first.
+		// On the caller's goroutine: a bulk goroutine that holds its
+		// processor (cpugate), while the others go on without.
 		fp := make([]byte, d.slots)
-		const span = 1 << 16
-		parts := int((d.n + span - 1) / span)
-		errs := make([]error, parts)
-		parallel(parts, func(k int) {
-			cpugate.Default.Enter()
-			defer cpugate.Default.Leave()
-			var buf []byte
-			end := min(d.n, uint64(k+1)*span)
-			for idx := uint64(k) * span; idx < end; idx++ {
-				h, b, err := d.entryHash(idx, buf)
-				if err != nil {
-					errs[k] = err
-					return
-				}
-				buf = b
-				i, _ := bits.Mul64(h, d.slots)
-				for e := d.slot(i); e != 0 && e != idx+1; e = d.slot(i) {
-					if i++; i == d.slots {
-						i = 0
-					}
-				}
-				if d.slot(i) == idx+1 {
-					fp[i] = fpOf(h)
-				}
-			}
-		})
-		for _, err := range errs {
+		var buf []byte
+		for idx := range d.n {
+			h, b, err := d.entryHash(idx, buf)
 			if err != nil {
 				f.err = err
 				return
+			}
+			buf = b
+			i, _ := bits.Mul64(h, d.slots)
+			for e := d.slot(i); e != 0 && e != idx+1; e = d.slot(i) {
+				if i++; i == d.slots {
+					i = 0
+				}
+			}
+			if d.slot(i) == idx+1 {
+				fp[i] = fpOf(h)
 			}
 		}
 		f.fp = fp

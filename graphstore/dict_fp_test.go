@@ -83,3 +83,44 @@ func TestFingerprintsSameLookups(t *testing.T) {
 		}
 	}
 }
+
+// TestFingerprintsBuiltByBigInsertions: a bulk insertion of a few new
+// terms leaves the table without fingerprints; one that looks up max(4096,
+// slots/8) terms in the table builds them, and its triples go in as
+// through Apply.
+func TestFingerprintsBuiltByBigInsertions(t *testing.T) {
+	ctx := context.Background()
+	ex := func(f string, a ...any) rdf.Term { return rdf.NewIRI("http://ex.org/" + fmt.Sprintf(f, a...)) }
+	base := testTriples(400, 3)
+	ds := buildDataset(t, 4, map[rdf.Term][]rdf.Triple{{}: base})
+	defer ds.Close()
+	small := []rdf.Triple{tri(ex("new1"), ex("p0"), ex("new2"))}
+	nd, _, err := ds.ApplyBulk(ctx, rdf.Term{}, false, bulkOf(t, ds, small, 97))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nd.Close()
+	if nd.dict.fingerprints() != nil {
+		t.Fatal("a one-triple insertion built the fingerprints")
+	}
+	var big []rdf.Triple
+	for i := range 3000 {
+		big = append(big, tri(ex("s%d", i), ex("p0"), ex("o%d", i)))
+	}
+	want, err := nd.Apply(ctx, GraphChange{Insert: big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Close()
+	ref := snapshotBytes(t, want)
+	want.Discard()
+	got, _, err := nd.ApplyBulk(ctx, rdf.Term{}, false, bulkOf(t, nd, big, 97))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	if got.dict.fingerprints() == nil {
+		t.Fatal("9,000 lookups did not build the fingerprints")
+	}
+	sameSnapshots(t, "bulk with fingerprints vs Apply", snapshotBytes(t, got), ref)
+}
