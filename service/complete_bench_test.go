@@ -2,12 +2,9 @@ package service
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/web"
 )
 
@@ -56,19 +53,4 @@ func BenchmarkCompleteLUBM40(b *testing.B) {
 			b.ReportMetric(float64(n), "items")
 		})
 	}
-}
-
-// lubm40BenchSnapshot is the 4-shard LUBM-40 snapshot exec's LUBM-40
-// benchmarks write ($WUKONGD_BENCH_DIR/lubm40-4, default
-// $TMPDIR/wukongd-bench); the benchmark is skipped without it.
-func lubm40BenchSnapshot(b *testing.B) string {
-	root := os.Getenv("WUKONGD_BENCH_DIR")
-	if root == "" {
-		root = filepath.Join(os.TempDir(), "wukongd-bench")
-	}
-	dir := filepath.Join(root, "lubm40-4")
-	if _, err := graphstore.ReadManifest(dir); err != nil {
-		b.Skipf("no LUBM-40 snapshot in %s (go test ./exec -run '^$' -bench LUBM40 -benchtime 1x builds it, as does `wukongd load --shards 4 --out %s lubm40.nt.gz`): %v", dir, dir, err)
-	}
-	return dir
 }

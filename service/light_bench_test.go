@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wukongd/wukongd/graphstore"
 	"github.com/wukongd/wukongd/web"
 )
 
@@ -152,4 +153,20 @@ func BenchmarkLightLUBM40(b *testing.B) {
 			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
 		})
 	}
+}
+
+// lubm40BenchSnapshot (in this file, which bench/quiet/reqpath-light.sh
+// copies into older trees) is the 4-shard LUBM-40 snapshot exec's LUBM-40
+// benchmarks write ($WUKONGD_BENCH_DIR/lubm40-4, default
+// $TMPDIR/wukongd-bench); the benchmark is skipped without it.
+func lubm40BenchSnapshot(b *testing.B) string {
+	root := os.Getenv("WUKONGD_BENCH_DIR")
+	if root == "" {
+		root = filepath.Join(os.TempDir(), "wukongd-bench")
+	}
+	dir := filepath.Join(root, "lubm40-4")
+	if _, err := graphstore.ReadManifest(dir); err != nil {
+		b.Skipf("no LUBM-40 snapshot in %s (go test ./exec -run '^$' -bench LUBM40 -benchtime 1x builds it, as does `wukongd load --shards 4 --out %s lubm40.nt.gz`): %v", dir, dir, err)
+	}
+	return dir
 }
