@@ -50,26 +50,11 @@ func TestInheritTypeSets(t *testing.T) {
 		base = append(base, rdf.Triple{S: ex("a%d", i), P: typ, O: ex("A")}, rdf.Triple{S: ex("b%d", i), P: typ, O: ex("B")})
 	}
 	query := func(c string) *sparql.Query {
-		qq, err := sparql.ParseQuery(fmt.Sprintf(`SELECT ?x WHERE { <http://typesets.example/hub> <http://typesets.example/p> ?x . ?x a <http://typesets.example/%s> }`, c))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return qq
+		return readQueryText(t, fmt.Sprintf(`SELECT ?x WHERE { <http://typesets.example/hub> <http://typesets.example/p> ?x . ?x a <http://typesets.example/%s> }`, c))
 	}
 	for _, mode := range []planner.Mode{planner.ModeInPlace, planner.ModeForkJoin} {
 		t.Run(mode.String(), func(t *testing.T) {
-			b, err := graphstore.NewBuilder(4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.AddTriples(base); err != nil {
-				t.Fatal(err)
-			}
-			st, err := b.Build()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ds := graphstore.NewDataset(st)
+			ds := graphstore.NewDataset(buildGraph(t, base, 4))
 			defer ds.Close()
 			engine := func(ds *graphstore.Dataset) *Engine {
 				e, err := NewDatasetEngine(ds, Config{Workers: 2})

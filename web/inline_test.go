@@ -118,22 +118,14 @@ func TestInlineQuerySlotAndTimeout(t *testing.T) {
 	f, _ := newInlineFixture(t, func(o *Options) { o.MaxConcurrent = 1 })
 	done := make(chan response, 1)
 	go func() { done <- f.get(q("SELECT * { SLEEP }", "timeout", "1"), "") }()
-	select {
-	case <-f.b.started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the sleeping query never started")
-	}
+	waitOrFail(t, f.b.started, "the sleeping query never started")
 	if r := f.get(q(selectKnows), ""); r.status != 429 {
 		t.Fatalf("while an inline query runs: %d, want 429", r.status)
 	}
 	if r := <-done; r.status != TimeoutStatus {
 		t.Fatalf("sleeping inline query: %d %s", r.status, r.body)
 	}
-	select {
-	case <-f.b.cancelled:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the inline query was not cancelled")
-	}
+	waitOrFail(t, f.b.cancelled, "the inline query was not cancelled")
 	if r := f.get(q(selectKnows), ""); r.status != 200 {
 		t.Fatalf("after the inline query: %d, want 200 (slot given back)", r.status)
 	}
@@ -150,9 +142,16 @@ func TestInlineLateResultIsClosed(t *testing.T) {
 	if r := f.get(q("SELECT * { LATE }", "timeout", "0.1"), ""); r.status != TimeoutStatus {
 		t.Fatalf("late inline result: %d %s", r.status, r.body)
 	}
+	waitOrFail(t, b.lateClosed, "the late result was not closed")
+}
+
+// waitOrFail waits up to 10 s for ch, and fails the test with msg if it
+// does not come.
+func waitOrFail[T any](t *testing.T, ch <-chan T, msg string) {
+	t.Helper()
 	select {
-	case <-b.lateClosed:
+	case <-ch:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the late result was not closed")
+		t.Fatal(msg)
 	}
 }
