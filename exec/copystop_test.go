@@ -45,15 +45,24 @@ func TestCrossProductChargedUpFront(t *testing.T) {
 				`SELECT * { ?a ?b ?c . ?d ?e ?f } ORDER BY STR(?c) ?f`,
 				`SELECT DISTINCT ?a ?f { ?a ?b ?c . ?d ?e ?f }`,
 			} {
-				runtime.GC()
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				_, err := e.Query(context.Background(), q, Options{Mode: m})
-				runtime.ReadMemStats(&after)
-				if !errors.Is(err, ErrMemoryBudget) {
-					t.Errorf("%d shards %v: %.50s: %v, want ErrMemoryBudget", shards, m, q, err)
+				// TotalAlloc counts every goroutine of the process, and
+				// one left behind by an earlier test of the package can
+				// allocate meanwhile (CI saw 44 MB once): the query's own
+				// figure is the least of three tries, which background
+				// work only raises.
+				a := uint64(1<<64 - 1)
+				for try := 0; try < 3 && a > budget/2; try++ {
+					runtime.GC()
+					var before, after runtime.MemStats
+					runtime.ReadMemStats(&before)
+					_, err := e.Query(context.Background(), q, Options{Mode: m})
+					runtime.ReadMemStats(&after)
+					if !errors.Is(err, ErrMemoryBudget) {
+						t.Errorf("%d shards %v: %.50s: %v, want ErrMemoryBudget", shards, m, q, err)
+					}
+					a = min(a, after.TotalAlloc-before.TotalAlloc)
 				}
-				if a := after.TotalAlloc - before.TotalAlloc; a > budget/2 {
+				if a > budget/2 {
 					t.Errorf("%d shards %v: %.50s: %d bytes allocated before the budget's error, want at most %d (the product is charged before it is made)",
 						shards, m, q, a, budget/2)
 				}
