@@ -862,23 +862,27 @@ func (db *DatasetBuilder) writeGraph(g *graphChunks, gi int, remap *termRemap, s
 	// while building) fit in the budget plus the dictionary's room: the
 	// build held the whole dictionary (held bytes) beside the budget's
 	// buffers while laying it out, and has dropped it, so tables of that
-	// size do not raise the peak. At LUBM-2560 with --memory 2G (16
-	// shards of ≈ 43 M edges, a 1.6 GB dictionary) that is two shards at
-	// a time instead of one, and both cores busy.
-	var most int64
+	// size do not raise the peak. Each shard is admitted by its own size,
+	// not the largest one's: at LUBM-2560 with --memory 2G (16 shards of
+	// 42-52 M edges, a 1.6 GB dictionary) the largest shard's 2.1 GB
+	// left room for one table of its size (3.8 GB / 2.1), so every shard
+	// was built alone and the phase kept one core busy; any two of them
+	// fit (at most 3.8 GB), so two are built at once.
 	runs := 0
+	edges := make([]int64, n)
 	for i := 0; i < n; i++ {
-		most = max(most, gr.out[i].recs+gr.in[i].recs)
+		edges[i] = gr.out[i].recs + gr.in[i].recs
 		runs = max(runs, len(gr.out[i].runs)+len(gr.in[i].runs))
 	}
-	workers := shardWorkers(runtime.GOMAXPROCS(0), sp.opts.Memory, held, most)
+	workers := min(runtime.GOMAXPROCS(0), n)
+	budget := sp.opts.Memory + held
 	bufSize := int(min(1<<20, max(4096, half/int64(max(1, workers*(runs+1))))))
 	for i := range gr.out {
 		dups.Add(uint64(gr.out[i].dropped))
 	}
 	sp.phase("shards", gi, uint64(n))
 	errs := make([]error, n)
-	parallelN(n, workers, func(i int) {
+	parallelBudget(n, workers, budget, func(i int) int64 { return shardBuildBytes * edges[i] }, func(i int) {
 		parts[i], errs[i] = buildShardFromRuns(gr, i, sp.opts.Dir, width, bufSize, &dups, &dist, func(tb *rdmakv.TableBuilder) error {
 			return add(shardFileName(i), func(w io.Writer) error { _, err := tb.WriteTo(w); return err })
 		})
@@ -901,11 +905,36 @@ func (db *DatasetBuilder) writeGraph(g *graphChunks, gi int, remap *termRemap, s
 // predicate and class indexes, the layout's buckets and ordering).
 const shardBuildBytes = 40
 
-// shardWorkers is how many shards of at most most edges are built at
-// once: up to procs, as far as their tables fit in memory plus held (the
-// room of the dictionary, laid out and dropped before).
-func shardWorkers(procs int, memory, held, most int64) int {
-	return int(min(int64(procs), max(1, (memory+held)/max(1, shardBuildBytes*most))))
+// parallelBudget runs fn(0..n-1) in order on up to workers goroutines,
+// starting fn(i) only while the weights of the calls running and
+// weight(i) add up to at most budget; a call runs alone however heavy
+// it is, so every i runs.
+func parallelBudget(n, workers int, budget int64, weight func(i int) int64, fn func(i int)) {
+	var mu sync.Mutex
+	cond := sync.NewCond(&mu)
+	running, used := 0, int64(0)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		w := weight(i)
+		mu.Lock()
+		for running > 0 && (running >= workers || used+w > budget) {
+			cond.Wait()
+		}
+		running++
+		used += w
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(i)
+			mu.Lock()
+			running--
+			used -= w
+			cond.Broadcast()
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
 }
 
 // parallelN runs fn(0..n-1) on up to workers goroutines.

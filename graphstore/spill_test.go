@@ -5,7 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wukongd/wukongd/rdf"
 )
@@ -195,21 +198,73 @@ func TestBuildAfterSpill(t *testing.T) {
 	}
 }
 
-func TestShardWorkers(t *testing.T) {
+// TestParallelBudget: shards are admitted by their own size. The
+// LUBM-2560 shape (16 shards of 42-52 M edges at 40 B, --memory 2G plus
+// a 1.6 GB dictionary's room) builds two at once although the largest
+// shard's size left room for only one of its own (before, every shard was
+// built alone); the weights running never pass the budget unless one
+// runs alone, nor the workers; a call heavier than the budget still runs.
+func TestParallelBudget(t *testing.T) {
 	const gib = 1 << 30
+	edges := []int64{42e6, 43e6, 44e6, 42e6, 43e6, 44e6, 42e6, 43e6, 52e6, 42e6, 43e6, 44e6, 42e6, 43e6, 44e6, 42e6}
+	weight := func(i int) int64 { return shardBuildBytes * edges[i] }
 	for _, c := range []struct {
-		procs              int
-		memory, held, most int64
-		want               int
+		name        string
+		workers     int
+		budget      int64
+		wantOverlap bool
 	}{
-		{2, 2 * gib, 0, 43_000_000, 1},             // LUBM-2560 without the dictionary's room
-		{2, 2 * gib, 1_640_000_000, 43_000_000, 2}, // with it
-		{2, 2 * gib, 0, 10_000_000, 2},             // LUBM-640: the budget alone
-		{8, 1 << 20, 0, 1 << 30, 1},                // never fewer than one
-		{1, 64 * gib, 0, 1000, 1},                  // never more than procs
+		{"lubm2560", 2, 2*gib + 1_640_000_000, true},
+		{"tight", 2, 3 * gib, false},
+		{"tiny", 8, 1 << 20, false},
+		{"one worker", 1, 64 * gib, false},
 	} {
-		if got := shardWorkers(c.procs, c.memory, c.held, c.most); got != c.want {
-			t.Errorf("shardWorkers(%d, %d, %d, %d) = %d, want %d", c.procs, c.memory, c.held, c.most, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			running, used, most := 0, int64(0), 0
+			ran := make([]bool, len(edges))
+			var alone atomic.Bool
+			started := make([]chan struct{}, len(edges))
+			for i := range started {
+				started[i] = make(chan struct{})
+			}
+			parallelBudget(len(edges), c.workers, c.budget, weight, func(i int) {
+				mu.Lock()
+				running++
+				used += weight(i)
+				most = max(most, running)
+				if running > c.workers || (running > 1 && used > c.budget) {
+					t.Errorf("shard %d: %d running, %d bytes (workers %d, budget %d)", i, running, used, c.workers, c.budget)
+				}
+				ran[i] = true
+				mu.Unlock()
+				close(started[i])
+				if c.wantOverlap && i%2 == 0 && !alone.Load() {
+					// The pair's other shard must start while this one
+					// runs (a deadlock otherwise: waited for once).
+					select {
+					case <-started[i+1]:
+					case <-time.After(30 * time.Second):
+						alone.Store(true)
+						t.Errorf("shard %d ran alone: shard %d did not start beside it", i, i+1)
+					}
+				}
+				mu.Lock()
+				running--
+				used -= weight(i)
+				mu.Unlock()
+			})
+			for i, ok := range ran {
+				if !ok {
+					t.Errorf("shard %d did not run", i)
+				}
+			}
+			if c.wantOverlap && most != 2 {
+				t.Errorf("at most %d shards at once, want 2", most)
+			}
+			if !c.wantOverlap && most != 1 {
+				t.Errorf("at most %d shards at once, want 1", most)
+			}
+		})
 	}
 }

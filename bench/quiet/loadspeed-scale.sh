@@ -6,6 +6,9 @@
 # Inputs: /work/scratch/big/lubmN.nt (or .nt.gz); LUBM-1280 is generated if missing
 # (~1-2 min). Default SCALES="640 1280 2560". Snapshots go to /work/scratch/loadspeed/scaleN
 # (deleted after measuring unless KEEP=1). Time: ~2-4 min (640), ~5 (1280), ~10 (2560) quiet.
+# Also prints the host's CPU ticks over each load from /proc/stat (all processes: user, sys,
+# iowait, steal), so that a run whose CPU grows from one run to the next (session 10: 504 vs
+# 909 CPU-s for the same code and file) shows whether the machine or the loader changed.
 set -eu
 BIN=${BIN:-/work/main/bin/wukongd}
 BIG=${BIG:-/work/scratch/big}
@@ -27,10 +30,11 @@ for n in $SCALES; do
   log="$WORK/scale$n.log"; tv="$WORK/scale$n.time"
   echo "== LUBM-$n ($in) start $(date -u +%T)  uptime: $(uptime)"
   # GOMEMLIMIT 7GiB as in the recorded 2560 runs (the 8 GB RSS goal).
-  flock /work/notes/bigmem.lock env GOMEMLIMIT=${GOMEMLIMIT:-7GiB} /usr/bin/time -v -o "$tv" \
+  flock /work/notes/bigmem.lock sh -c 'head -1 /proc/stat > "$0"; exec "$@"' "$WORK/scale$n.stat0" env GOMEMLIMIT=${GOMEMLIMIT:-7GiB} /usr/bin/time -v -o "$tv" \
     "$BIN" load --memory "$MEM" --shards "$SHARDS" --out "$out" "$in" >"$log" 2>&1 || {
       echo "load failed:"; tail -20 "$log"; continue; }
   echo "   end $(date -u +%T)  uptime: $(uptime)"
+  head -1 /proc/stat | paste "$WORK/scale$n.stat0" - | awk '{n=NF/2; printf "   host CPU over the load (all processes, s at 100 ticks/s): user %.1f sys %.1f iowait %.1f steal %.1f idle %.1f\n", ($(n+2)+$(n+3)-$2-$3)/100, ($(n+4)+$(n+7)+$(n+8)-$4-$7-$8)/100, ($(n+6)-$6)/100, ($(n+9)-$9)/100, ($(n+5)-$5)/100}'
   triples=$(sed -n 's/.*"triples": *\([0-9]*\).*/\1/p' "$out/manifest.json" | head -1)
   terms=$(sed -n 's/.*"terms": *\([0-9]*\).*/\1/p' "$out/manifest.json" | head -1)
   bytes=$(du -sb "$out" | cut -f1)
