@@ -9,7 +9,11 @@
 // started for Hold, at most GOMAXPROCS−1 (at least 1) while queries run,
 // and a bulk goroutine checks the gate at its yield points (Yield), every
 // few tens of microseconds of work, giving its processor back when it is
-// one too many.
+// one too many. A bulk goroutine of Default also runs at a lower
+// priority (a thread nice value bulkNice above the process's, on Linux)
+// while queries run, until Leave, so that a query that wakes up while the processors
+// are busy — with other processes' work, or with the one bulk goroutine
+// the gate lets run beside queries — gets one at once.
 package cpugate
 
 import (
@@ -25,6 +29,11 @@ import (
 // kept from bulk work (queries of a busy client come back to back).
 const Hold = 100 * time.Millisecond
 
+// bulkNice is how much nicer than the process a bulk goroutine's thread
+// runs (Default's): at +10 the kernel gives a thread of the process's
+// priority ~10 times the processor share when both want it.
+const bulkNice = 10
+
 // Gate counts the bulk goroutines running. The zero value is not ready:
 // use New.
 type Gate struct {
@@ -34,6 +43,7 @@ type Gate struct {
 	follow  *Gate        // whose queries count (Follow); nil: its own
 	now     func() int64
 	waiters []chan struct{} // Enter's waiters, first come first woken
+	nice    bool            // its goroutines run at bulk priority (Default)
 }
 
 // New returns a gate.
@@ -41,7 +51,7 @@ func New() *Gate { return &Gate{now: func() int64 { return time.Now().UnixNano()
 
 // Default is the process's gate: the service marks queries on it, the
 // loader's and the graph store's bulk goroutines pass through it.
-var Default = New()
+var Default = &Gate{now: func() int64 { return time.Now().UnixNano() }, nice: true}
 
 // Writers is the gate of small writes (an update request's parse and
 // apply): it follows Default's queries, so that while queries run the
@@ -84,8 +94,29 @@ func (g *Gate) limit() (int, time.Duration) {
 func (g *Gate) Enter() { _ = g.EnterContext(context.Background()) }
 
 // EnterContext is Enter that gives up when ctx ends first (its error;
-// then the goroutine is not counted and must not Leave).
+// then the goroutine is not counted and must not Leave). The goroutine
+// must Leave on its own (a gate of bulk priority locks it to its thread).
 func (g *Gate) EnterContext(ctx context.Context) error {
+	if err := g.enter(ctx); err != nil {
+		return err
+	}
+	if g.nice && g.queries() {
+		lower()
+	}
+	return nil
+}
+
+// queries reports whether a query holds a processor (within Hold of its
+// start).
+func (g *Gate) queries() bool {
+	g.mu.Lock()
+	_, hold := g.limit()
+	g.mu.Unlock()
+	return hold > 0
+}
+
+// enter is EnterContext without the priority.
+func (g *Gate) enter(ctx context.Context) error {
 	g.mu.Lock()
 	for {
 		n, hold := g.limit()
@@ -128,6 +159,9 @@ func (g *Gate) EnterContext(ctx context.Context) error {
 
 // Leave counts a bulk goroutine out.
 func (g *Gate) Leave() {
+	if g.nice {
+		raise()
+	}
 	g.mu.Lock()
 	g.active--
 	g.wake()
@@ -151,14 +185,17 @@ func (g *Gate) wake() {
 // goroutine waiting for its processor run first (runtime.Gosched).
 func (g *Gate) Yield() {
 	g.mu.Lock()
-	n, _ := g.limit()
+	n, hold := g.limit()
 	over := g.active > n
 	if over {
 		g.active--
 	}
 	g.mu.Unlock()
+	if g.nice && hold > 0 {
+		lower() // a query started since Enter
+	}
 	if over {
-		g.Enter()
+		_ = g.enter(context.Background())
 		return
 	}
 	runtime.Gosched()

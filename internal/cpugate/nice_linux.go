@@ -1,0 +1,82 @@
+//go:build linux
+
+package cpugate
+
+import (
+	"runtime"
+	"sync"
+	"syscall"
+)
+
+// On Linux a thread has its own nice value (setpriority with a thread's
+// ID), so a bulk goroutine that has entered a gate of bulk priority runs
+// locked to its thread at the process's nice plus bulkNice: when a query
+// (or the client of one on the same machine) wakes up and every processor
+// is busy, the kernel's scheduler runs it first instead of sharing the
+// processor with the bulk thread for a time slice. Only while queries
+// run (within Hold of the latest one's start): a bulk write alone keeps
+// the process's priority against the machine's other processes. The thread goes back
+// to the process's nice, and to the runtime's pool, when it leaves.
+
+var (
+	niceOnce sync.Once
+	niceBase int  // the process's nice value
+	niceOK   bool // the thread's nice can be set and set back
+)
+
+// niceProbe finds the process's nice and whether a thread's can be raised
+// and lowered back (an unprivileged process can raise it only: then bulk
+// threads keep the process's priority). The probe's thread ends with it.
+func niceProbe() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		tid := syscall.Gettid()
+		p, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
+		if err != nil {
+			return
+		}
+		niceBase = 20 - p // the system call's value is 20 - nice
+		if niceBase+bulkNice > 19 {
+			return
+		}
+		if syscall.Setpriority(syscall.PRIO_PROCESS, tid, niceBase+bulkNice) != nil {
+			return
+		}
+		niceOK = syscall.Setpriority(syscall.PRIO_PROCESS, tid, niceBase) == nil
+	}()
+	<-done
+}
+
+// lower puts the calling goroutine at bulk priority, unless it is there
+// already; it must call raise when it leaves.
+func lower() {
+	niceOnce.Do(niceProbe)
+	if !niceOK {
+		return
+	}
+	tid := syscall.Gettid()
+	if p, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid); err != nil || 20-p != niceBase {
+		return // lowered already (or unknown)
+	}
+	runtime.LockOSThread()
+	if syscall.Setpriority(syscall.PRIO_PROCESS, tid, niceBase+bulkNice) != nil {
+		runtime.UnlockOSThread()
+	}
+}
+
+// raise undoes lower.
+func raise() {
+	if !niceOK {
+		return
+	}
+	tid := syscall.Gettid()
+	if p, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid); err != nil || 20-p == niceBase {
+		return // lower did not lock (its setpriority failed)
+	}
+	if syscall.Setpriority(syscall.PRIO_PROCESS, tid, niceBase) != nil {
+		return // stays locked: the runtime ends the thread with its goroutine
+	}
+	runtime.UnlockOSThread()
+}
