@@ -56,17 +56,25 @@ func lower() {
 	if !niceOK {
 		return
 	}
+	// Locked first: the thread whose ID is read must be the one set (a
+	// goroutine moved between Gettid and the lock would leave another
+	// goroutine's thread lowered, and itself locked at the process's nice).
+	// Lock calls nest: when the thread is lowered already, the outer lock
+	// is lower's earlier one, and this one is undone.
+	runtime.LockOSThread()
 	tid := syscall.Gettid()
 	if p, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid); err != nil || 20-p != niceBase {
+		runtime.UnlockOSThread()
 		return // lowered already (or unknown)
 	}
-	runtime.LockOSThread()
 	if syscall.Setpriority(syscall.PRIO_PROCESS, tid, niceBase+bulkNice) != nil {
 		runtime.UnlockOSThread()
 	}
 }
 
-// raise undoes lower.
+// raise undoes lower. A lowered thread is locked to its goroutine, so
+// the ID read is the lowered thread's; an unlocked goroutine's thread is
+// never lowered, whichever it is.
 func raise() {
 	if !niceOK {
 		return
