@@ -20,12 +20,7 @@ func TestBenchWritesReadersApart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server and two more processes")
 	}
-	bin := crashBinary(t)
-	dir := crashData(t, bin)
-	logPath := filepath.Join(t.TempDir(), "server.log")
-	srv := startServer(t, bin, dir, logPath)
-	srv.waitReady(t, logPath)
-	defer srv.cmd.Process.Kill()
+	bin, _, srv := readyServer(t)
 
 	qdir := t.TempDir()
 	good := filepath.Join(qdir, "good.rq")

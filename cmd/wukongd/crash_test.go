@@ -120,6 +120,20 @@ func startServer(t *testing.T, bin, dir, logPath string) *crashServer {
 	return nil
 }
 
+// readyServer starts a server on a fresh crashData directory, waits
+// until it is ready and kills it when the test ends: it returns the
+// binary, the directory and the server.
+func readyServer(t *testing.T) (string, string, *crashServer) {
+	t.Helper()
+	bin := crashBinary(t)
+	dir := crashData(t, bin)
+	logPath := filepath.Join(t.TempDir(), "server.log")
+	srv := startServer(t, bin, dir, logPath)
+	t.Cleanup(func() { srv.kill(t) })
+	srv.waitReady(t, logPath)
+	return bin, dir, srv
+}
+
 // waitReady polls /readyz until 200.
 func (s *crashServer) waitReady(t *testing.T, logPath string) {
 	t.Helper()
@@ -465,12 +479,7 @@ func TestSecondServerRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns servers")
 	}
-	bin := crashBinary(t)
-	dir := crashData(t, bin)
-	logPath := filepath.Join(t.TempDir(), "server.log")
-	srv := startServer(t, bin, dir, logPath)
-	defer srv.kill(t)
-	srv.waitReady(t, logPath)
+	bin, dir, srv := readyServer(t)
 	for _, args := range [][]string{
 		{"serve", "--data", dir, "--update-token", crashToken, "--addr", "127.0.0.1:0"},
 		{"serve", "--data", dir, "--addr", "127.0.0.1:0"}, // read-only, but the directory has a log to replay

@@ -33,27 +33,22 @@ func TestBulkPriorityWhileQueriesRun(t *testing.T) {
 		defer close(done)
 		runtime.LockOSThread() // to read the same thread's nice after Leave
 		defer runtime.UnlockOSThread()
-		g.Enter()
-		if n := threadNice(t); n != niceBase {
-			t.Errorf("no query: nice %d, want the process's %d", n, niceBase)
+		want := func(what string, n int) {
+			if got := threadNice(t); got != n {
+				t.Errorf("%s: nice %d, want %d", what, got, n)
+			}
 		}
+		g.Enter()
+		want("no query", niceBase)
 		g.Foreground()
 		g.Yield()
-		if n := threadNice(t); n != niceBase+bulkNice {
-			t.Errorf("a query since Enter: nice %d after Yield, want %d", n, niceBase+bulkNice)
-		}
+		want("a query since Enter, after Yield", niceBase+bulkNice)
 		g.Leave()
-		if n := threadNice(t); n != niceBase {
-			t.Errorf("after Leave: nice %d, want %d", n, niceBase)
-		}
+		want("after Leave", niceBase)
 		g.Enter()
-		if n := threadNice(t); n != niceBase+bulkNice {
-			t.Errorf("entered while a query holds: nice %d, want %d", n, niceBase+bulkNice)
-		}
+		want("entered while a query holds", niceBase+bulkNice)
 		g.Leave()
-		if n := threadNice(t); n != niceBase {
-			t.Errorf("after Leave: nice %d, want %d", n, niceBase)
-		}
+		want("after the second Leave", niceBase)
 	}()
 	<-done
 }
