@@ -51,7 +51,11 @@ func New() *Gate { return &Gate{now: func() int64 { return time.Now().UnixNano()
 
 // Default is the process's gate: the service marks queries on it, the
 // loader's and the graph store's bulk goroutines pass through it.
-var Default = &Gate{now: func() int64 { return time.Now().UnixNano() }, nice: true}
+var Default = func() *Gate {
+	g := New()
+	g.nice = true
+	return g
+}()
 
 // Writers is the gate of small writes (an update request's parse and
 // apply): it follows Default's queries, so that while queries run the

@@ -5,6 +5,7 @@ package cpugate
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -22,6 +23,11 @@ var (
 	niceOnce sync.Once
 	niceBase int  // the process's nice value
 	niceOK   bool // the thread's nice can be set and set back
+
+	// lowered counts the threads at bulk priority: with none, raise
+	// (every Leave of Default: each loader chunk, each shard writer's
+	// round) returns without its two system calls.
+	lowered atomic.Int64
 )
 
 // niceProbe finds the process's nice and whether a thread's can be raised
@@ -69,20 +75,23 @@ func lower() {
 	}
 	if syscall.Setpriority(syscall.PRIO_PROCESS, tid, niceBase+bulkNice) != nil {
 		runtime.UnlockOSThread()
+		return
 	}
+	lowered.Add(1)
 }
 
 // raise undoes lower. A lowered thread is locked to its goroutine, so
 // the ID read is the lowered thread's; an unlocked goroutine's thread is
 // never lowered, whichever it is.
 func raise() {
-	if !niceOK {
+	if !niceOK || lowered.Load() == 0 {
 		return
 	}
 	tid := syscall.Gettid()
 	if p, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid); err != nil || 20-p == niceBase {
 		return // lower did not lock (its setpriority failed)
 	}
+	lowered.Add(-1) // the thread leaves bulk priority, or ends with its goroutine
 	if syscall.Setpriority(syscall.PRIO_PROCESS, tid, niceBase) != nil {
 		return // stays locked: the runtime ends the thread with its goroutine
 	}
